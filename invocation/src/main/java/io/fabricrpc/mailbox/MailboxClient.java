@@ -1,0 +1,95 @@
+package io.fabricrpc.mailbox;
+
+import io.fabricrpc.transport.Link;
+import io.fabricrpc.transport.LocalRegion;
+import io.fabricrpc.transport.RemoteRegion;
+import org.agrona.concurrent.IdleStrategy;
+
+/**
+ * The client side of a mailbox channel: threads {@link #open()} a port, exchange packets, {@link Port#close()}.
+ * Thread-safe: any number of threads open ports concurrently (each port is held by one thread at a time).
+ */
+public final class MailboxClient extends Mailbox {
+
+    MailboxClient(Link link, LocalRegion mailbox, LocalRegion staging, RemoteRegion peerMailbox, MailboxConfig config) {
+        super(link, mailbox, staging, peerMailbox, config, false);
+    }
+
+    /**
+     * Locks a port whose packet the client owns, waiting up to the open timeout while all are busy.
+     *
+     * @throws AllPortsBusyException if none became free in time (the message says how many ports, how long)
+     * @throws io.fabricrpc.transport.PeerFailedException if the server is gone
+     */
+    public Port open() {
+        Port port = tryOpen();
+        if (port != null) {
+            return port;
+        }
+        IdleStrategy idle = config.idleStrategy().get();
+        long start = System.nanoTime();
+        long timeout = config.openTimeout().toNanos();
+        while (true) {
+            link.checkAlive();
+            port = tryOpen();
+            if (port != null) {
+                return port;
+            }
+            if (System.nanoTime() - start > timeout) {
+                throw new AllPortsBusyException("all " + ports.length + " mailbox ports stayed busy for "
+                        + config.openTimeout().toMillis() + " ms (locked by other threads or awaiting replies of"
+                        + " asynchronous calls); raise ports or openTimeout");
+            }
+            idle.idle();
+        }
+    }
+
+    /**
+     * Tries once to lock a port. Prefers ports whose packet the client owns; failing that, takes a port left by
+     * an asynchronous call and waits (bounded by the reply timeout) for its reply, which it drops.
+     *
+     * @return the locked port, or null if every port is locked by another thread
+     */
+    public Port tryOpen() {
+        link.checkAlive(); // a volatile read: a dead server fails new calls at once
+        int n = ports.length;
+        int start = startIndex(n);
+        Thread me = Thread.currentThread();
+        int abandoned = -1;
+        for (int i = 0; i < n; i++) {
+            int index = start + i < n ? start + i : start + i - n;
+            if (isLocked(index)) {
+                continue;
+            }
+            Port port = ports[index];
+            if (!port.looksOwned(inbox(index))) {
+                abandoned = abandoned < 0 ? index : abandoned;
+                continue;
+            }
+            if (tryLock(index)) {
+                if (port.ownsPacket()) {
+                    port.acquiredBy(me, Port.Phase.OWNED_EMPTY);
+                    return port;
+                }
+                unlock(index);
+            }
+        }
+        if (abandoned >= 0 && tryLock(abandoned)) {
+            Port port = ports[abandoned];
+            port.acquiredBy(me, Port.Phase.AWAITING);
+            try {
+                port.collectAbandonedReply();
+            } catch (RuntimeException e) {
+                port.close();
+                throw e;
+            }
+            return port;
+        }
+        return null;
+    }
+
+    private static int startIndex(int n) {
+        // Spread threads over the ports so they rarely contend for the same lock word.
+        return (int) ((Thread.currentThread().threadId() * 0x9E3779B97F4A7C15L >>> 40) % n);
+    }
+}

@@ -1,0 +1,369 @@
+package io.fabricrpc.mailbox;
+
+import org.agrona.concurrent.IdleStrategy;
+
+import java.lang.foreign.MemorySegment;
+import java.lang.foreign.ValueLayout;
+
+/**
+ * A locked port of a {@link Mailbox}: the right to exchange packets with the peer on one port until
+ * {@link #close()}. Obtained from {@link MailboxClient#open()} or {@link MailboxServer#tryOpen()}; used by the
+ * thread that opened it. Port objects are pooled per index, so the hot path allocates nothing.
+ *
+ * <p>Each side alternates: {@code send} hands the packet to the peer, {@code recv} waits until the peer hands it
+ * back and reads it. Misuse is an {@link IllegalStateException} naming the port and its state, and leaves the
+ * protocol state untouched: send while the peer owns the packet, recv twice without a send in between, a client
+ * recv before any send, any use after close or from a thread that does not hold the port.
+ *
+ * <p>Messages larger than one packet are streamed under the same lock: each fragment but the last carries
+ * {@link MailboxLayout#FLAG_MORE} and the receiver answers it with an empty {@link MailboxLayout#FLAG_ACK}
+ * packet, which hands ownership back for the next fragment.
+ */
+public final class Port implements AutoCloseable {
+    enum Phase {
+        /** Not held. */
+        CLOSED,
+        /** Client: owns the packet, nothing received yet. */
+        OWNED_EMPTY,
+        /** Server: owns the packet, the client's message not read yet. */
+        PENDING,
+        /** Owns the packet and has read the peer's message. */
+        RECEIVED,
+        /** The peer owns the packet. */
+        AWAITING
+    }
+
+    private static final ValueLayout.OfInt INT = ValueLayout.JAVA_INT;
+    private static final ValueLayout.OfLong LONG = ValueLayout.JAVA_LONG;
+
+    private final Mailbox box;
+    private final int index;
+    private final boolean server;
+    private final long inboxOffset;
+    private final long packetOffset;
+    private final long stagingOffset;
+    private final MemorySegment incoming;
+    private final MemorySegment incomingPayload;
+    private final MemorySegment outgoing;
+    private final MemorySegment outgoingPayload;
+    private final int payloadCapacity;
+    private final long replyTimeoutNanos;
+    private final IdleStrategy idle;
+
+    // Guarded by the port lock (acquire on lock, release on unlock): only the holder reads or writes these.
+    private long outbox;
+    private Phase phase = Phase.CLOSED;
+    private Thread holder;
+    private MemorySegment reassembly = MemorySegment.NULL;
+    private MemorySegment message;
+
+    Port(Mailbox box, int index, boolean server) {
+        this.box = box;
+        this.index = index;
+        this.server = server;
+        MailboxLayout layout = box.layout;
+        this.inboxOffset = layout.inboxOffset(index);
+        this.packetOffset = layout.packetOffset(index);
+        this.stagingOffset = layout.stagingOffset(index);
+        this.incoming = box.mailbox.segment().asSlice(packetOffset, layout.packetSize());
+        this.outgoing = box.staging.segment().asSlice(stagingOffset, layout.packetSize());
+        this.incomingPayload = incoming.asSlice(MailboxLayout.PACKET_HEADER_LENGTH);
+        this.outgoingPayload = outgoing.asSlice(MailboxLayout.PACKET_HEADER_LENGTH);
+        this.payloadCapacity = layout.payloadCapacity();
+        this.replyTimeoutNanos = box.config.replyTimeout().toNanos();
+        this.idle = box.config.idleStrategy().get();
+    }
+
+    public int index() {
+        return index;
+    }
+
+    /** The largest message that fits one packet (larger ones are streamed). */
+    public int payloadCapacity() {
+        return payloadCapacity;
+    }
+
+    /** Sends {@code length} bytes of {@code src} from {@code offset}; streams them if they exceed one packet. */
+    public void send(MemorySegment src, long offset, long length) {
+        requireSendable();
+        if (length < 0 || length > box.config.maxMessageBytes()) {
+            throw new MailboxException("port " + index + ": message of " + length + " bytes outside [0, "
+                    + box.config.maxMessageBytes() + "] (maxMessageBytes)");
+        }
+        long sent = 0;
+        while (true) {
+            long chunk = Math.min(payloadCapacity, length - sent);
+            boolean more = sent + chunk < length;
+            MemorySegment.copy(src, offset + sent, outgoingPayload, 0, chunk);
+            post(chunk, more ? MailboxLayout.FLAG_MORE : 0, length);
+            sent += chunk;
+            if (!more) {
+                break;
+            }
+            awaitOwnership("the acknowledgement of a fragment");
+            int flags = incoming.get(INT, MailboxLayout.PACKET_FLAGS_OFFSET);
+            if (flags != MailboxLayout.FLAG_ACK) {
+                throw new CorruptPacketException("port " + index + ": expected a fragment acknowledgement, got flags 0x"
+                        + Integer.toHexString(flags) + " after " + sent + " of " + length + " bytes");
+            }
+        }
+        phase = Phase.AWAITING;
+    }
+
+    /** Sends a message written in place by {@code writer} (at most {@link #payloadCapacity()} bytes). */
+    public void send(PacketWriter writer) {
+        requireSendable();
+        long length = writer.write(outgoingPayload);
+        if (length < 0 || length > payloadCapacity) {
+            throw new MailboxException("port " + index + ": writer reported " + length + " bytes; a packet holds 0.."
+                    + payloadCapacity);
+        }
+        post(length, 0, length);
+        phase = Phase.AWAITING;
+    }
+
+    /** Waits for the peer's message (bounded) and passes it to {@code reader}. */
+    public void recv(PacketReader reader) {
+        long length = receive();
+        reader.read(message, length);
+    }
+
+    /**
+     * Waits for the peer's message and copies it into {@code dst} at {@code offset}.
+     *
+     * @return the message length
+     * @throws MailboxException if it does not fit (the message is consumed regardless)
+     */
+    public long recv(MemorySegment dst, long offset) {
+        long length = receive();
+        if (length > dst.byteSize() - offset) {
+            throw new MailboxException("port " + index + ": message of " + length + " bytes does not fit "
+                    + (dst.byteSize() - offset) + " bytes of destination");
+        }
+        MemorySegment.copy(message, 0, dst, offset, length);
+        return length;
+    }
+
+    /** {@link #send(MemorySegment, long, long)} then {@link #recv(PacketReader)}: one synchronous call. */
+    public void sendAndRecv(MemorySegment src, long offset, long length, PacketReader reader) {
+        send(src, offset, length);
+        recv(reader);
+    }
+
+    /** {@link #send(PacketWriter)} then {@link #recv(PacketReader)}. */
+    public void sendAndRecv(PacketWriter writer, PacketReader reader) {
+        send(writer);
+        recv(reader);
+    }
+
+    /** Server side of one call: receive the request and write the reply in place. */
+    public void recvAndSend(RequestHandler handler) {
+        long length = receive();
+        long replyLength = handler.handle(message, length, outgoingPayload);
+        if (replyLength < 0 || replyLength > payloadCapacity) {
+            throw new MailboxException("port " + index + ": handler reported a reply of " + replyLength
+                    + " bytes; a packet holds 0.." + payloadCapacity);
+        }
+        post(replyLength, 0, replyLength);
+        phase = Phase.AWAITING;
+    }
+
+    /** Handles one request in place: reads {@code request[0, length)}, writes the reply into {@code reply}. */
+    @FunctionalInterface
+    public interface RequestHandler {
+        /** @return the reply length, at most {@code reply.byteSize()} */
+        long handle(MemorySegment request, long length, MemorySegment reply);
+    }
+
+    /**
+     * Releases the port. A client that closes while the server owns the packet leaves an asynchronous call: the
+     * next user of the port collects and drops its reply. A server that closes while it owns the packet first
+     * sends an empty reply, so the port always returns to the client. Closing a closed port is a no-op.
+     */
+    @Override
+    public void close() {
+        if (phase == Phase.CLOSED) {
+            return;
+        }
+        requireHolder("close");
+        try {
+            if (server && phase != Phase.AWAITING) {
+                if (phase == Phase.PENDING) {
+                    receive(); // drains a streamed request so the empty reply is not taken for an ack
+                }
+                post(0, 0, 0);
+            }
+        } finally {
+            phase = Phase.CLOSED;
+            holder = null;
+            box.unlock(index);
+        }
+    }
+
+    // ---- protocol steps (called with the port lock held) ----
+
+    /** The owner test of {@link MailboxLayout}: client owns iff inbox == outbox; server iff inbox != outbox. */
+    boolean ownsPacket() {
+        return (box.inbox(index) == outbox) != server;
+    }
+
+    /** Racy hint for scans before locking: reads outbox without the lock; rechecked after locking. */
+    boolean looksOwned(long inbox) {
+        return (inbox == outbox) != server;
+    }
+
+    void acquiredBy(Thread thread, Phase initial) {
+        holder = thread;
+        phase = initial;
+    }
+
+    /** Client: collects and drops the reply of an asynchronous call left on this port. */
+    void collectAbandonedReply() {
+        phase = Phase.AWAITING;
+        receive();
+        phase = Phase.OWNED_EMPTY;
+    }
+
+    /**
+     * Hands the packet to the peer: the bytes first, then the flipped outbox bit into the peer's inbox. The
+     * transport makes the flag visible only after the bytes (writes in issue order; the peer loads the flag with
+     * acquire). Staging may be refilled once we own the packet again: the peer saw the flag, so the earlier write
+     * of the staging bytes has been carried out.
+     */
+    private void post(long length, int flags, long messageLength) {
+        outgoing.set(INT, MailboxLayout.PACKET_LENGTH_OFFSET, (int) length);
+        outgoing.set(INT, MailboxLayout.PACKET_FLAGS_OFFSET, flags);
+        outgoing.set(LONG, MailboxLayout.PACKET_MESSAGE_LENGTH_OFFSET, messageLength);
+        box.link.write(box.staging, stagingOffset, box.peerMailbox, packetOffset,
+                MailboxLayout.PACKET_HEADER_LENGTH + length);
+        outbox ^= 1;
+        box.link.writeLong(box.peerMailbox, inboxOffset, outbox); // ordered after the packet write (SPI guarantee)
+    }
+
+    private long receive() {
+        requireHolder("recv");
+        switch (phase) {
+            case OWNED_EMPTY -> throw new IllegalStateException("recv on port " + index
+                    + " before any send: the client owns the packet and nothing was sent");
+            case RECEIVED -> throw new IllegalStateException("recv twice on port " + index
+                    + " without a send in between");
+            default -> {
+            }
+        }
+        awaitOwnership("a message");
+        long length = readMessage();
+        phase = Phase.RECEIVED;
+        return length;
+    }
+
+    private long readMessage() {
+        int length = incoming.get(INT, MailboxLayout.PACKET_LENGTH_OFFSET);
+        int flags = incoming.get(INT, MailboxLayout.PACKET_FLAGS_OFFSET);
+        long messageLength = incoming.get(LONG, MailboxLayout.PACKET_MESSAGE_LENGTH_OFFSET);
+        validate(length, flags, messageLength, 0);
+        if ((flags & MailboxLayout.FLAG_MORE) == 0) {
+            message = incomingPayload;
+            return length;
+        }
+        if (reassembly.byteSize() < messageLength) {
+            reassembly = MemorySegment.ofArray(new byte[(int) Math.min(Integer.MAX_VALUE - 8,
+                    Math.max(messageLength, 2 * reassembly.byteSize()))]);
+        }
+        long received = 0;
+        while (true) {
+            MemorySegment.copy(incomingPayload, 0, reassembly, received, length);
+            received += length;
+            if ((flags & MailboxLayout.FLAG_MORE) == 0) {
+                break;
+            }
+            post(0, MailboxLayout.FLAG_ACK, 0); // hands the packet back for the next fragment
+            awaitOwnership("the next fragment");
+            long expected = messageLength;
+            length = incoming.get(INT, MailboxLayout.PACKET_LENGTH_OFFSET);
+            flags = incoming.get(INT, MailboxLayout.PACKET_FLAGS_OFFSET);
+            messageLength = incoming.get(LONG, MailboxLayout.PACKET_MESSAGE_LENGTH_OFFSET);
+            if (messageLength != expected) {
+                throw corrupt("message length changed mid-stream from " + expected, length, flags, messageLength);
+            }
+            validate(length, flags, messageLength, received);
+        }
+        message = reassembly;
+        return messageLength;
+    }
+
+    private void validate(int length, int flags, long messageLength, long received) {
+        boolean more = (flags & MailboxLayout.FLAG_MORE) != 0;
+        if (length < 0 || length > payloadCapacity || (flags & ~MailboxLayout.KNOWN_FLAGS) != 0
+                || (flags & MailboxLayout.FLAG_ACK) != 0
+                || messageLength < received + length || messageLength > box.config.maxMessageBytes()
+                || (!more && messageLength != received + length) || (more && length == 0)) {
+            throw corrupt("received " + received + " bytes so far", length, flags, messageLength);
+        }
+    }
+
+    private CorruptPacketException corrupt(String context, int length, int flags, long messageLength) {
+        return new CorruptPacketException("port " + index + ": corrupt packet header (payload length " + length
+                + ", capacity " + payloadCapacity + ", flags 0x" + Integer.toHexString(flags) + ", message length "
+                + messageLength + ", limit " + box.config.maxMessageBytes() + "); " + context);
+    }
+
+    /** Waits until this side owns the packet: bounded by the peer's liveness and the reply timeout. */
+    private void awaitOwnership(String what) {
+        if (ownsPacket()) {
+            return;
+        }
+        long start = System.nanoTime();
+        idle.reset();
+        int polls = 0;
+        while (!ownsPacket()) {
+            idle.idle();
+            if ((++polls & 15) == 0) {
+                box.link.checkAlive(); // a volatile read; throws PeerFailedException for a dead peer
+                long waited = System.nanoTime() - start;
+                if (waited > replyTimeoutNanos) {
+                    throw new MailboxTimeoutException("port " + index + ": no " + what + " from the peer within "
+                            + box.config.replyTimeout().toMillis() + " ms (waited " + waited / 1_000_000
+                            + " ms; the peer is alive but did not answer)");
+                }
+            }
+        }
+    }
+
+    private void requireSendable() {
+        requireHolder("send");
+        switch (phase) {
+            case AWAITING -> throw new IllegalStateException("send on port " + index
+                    + " while the peer owns its packet (send twice without a recv)");
+            case PENDING -> throw new IllegalStateException("send on port " + index
+                    + " before receiving the client's pending message (recv it first)");
+            default -> {
+            }
+        }
+    }
+
+    private void requireHolder(String operation) {
+        Thread current = Thread.currentThread();
+        if (phase == Phase.CLOSED) {
+            throw new IllegalStateException(operation + " on closed port " + index + " (use after close)");
+        }
+        if (holder != current) {
+            throw new IllegalStateException(operation + " on port " + index + " by thread '" + current.getName()
+                    + "', which does not hold it (held by " + (holder == null ? "nobody" : "'" + holder.getName() + "'")
+                    + ")");
+        }
+    }
+
+    Phase phase() {
+        return phase;
+    }
+
+    /** The holder's outbox bit (tests and diagnostics; racy without the lock). */
+    long outbox() {
+        return outbox;
+    }
+
+    @Override
+    public String toString() {
+        return (server ? "server" : "client") + " port " + index + " [" + phase + ", outbox " + outbox + "]";
+    }
+}

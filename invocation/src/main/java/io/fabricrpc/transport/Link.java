@@ -1,0 +1,71 @@
+package io.fabricrpc.transport;
+
+import java.lang.foreign.MemorySegment;
+
+/**
+ * A connection from this endpoint to one peer endpoint (one RC queue pair's worth of ordering under RDMA).
+ * Shared by the threads of a process; every method is thread-safe. Ordering guarantees are stated in the
+ * {@linkplain io.fabricrpc.transport package documentation}.
+ *
+ * <p>Every data operation returns a completion ticket: a positive, per-link increasing number. The ticket
+ * completes when the source range may be reused (writes) or the destination holds the data (reads).
+ * Transports that complete synchronously return tickets that are already complete.
+ */
+public interface Link {
+    /** The peer's endpoint id (as in {@link RemoteRegion#ownerId()}). */
+    long peerId();
+
+    EndpointAddress peerAddress();
+
+    /**
+     * One-sided write of {@code length} bytes from {@code src} at {@code srcOffset} into the peer's region
+     * {@code dst} at {@code dstOffset}.
+     *
+     * @throws TransportException if a range is outside its region or {@code dst} does not allow writes
+     * @throws PeerFailedException if the peer has failed
+     */
+    long write(LocalRegion src, long srcOffset, RemoteRegion dst, long dstOffset, long length);
+
+    /**
+     * One-sided, single-copy-atomic write of an 8-byte value at an 8-byte-aligned {@code dstOffset}, ordered
+     * after every earlier write of the calling thread on this link. The flag of a mailbox or ring is published
+     * this way; the peer reads it with an acquiring load. Needs no source region.
+     */
+    long writeLong(RemoteRegion dst, long dstOffset, long value);
+
+    /**
+     * One-sided read of {@code length} bytes of the peer's region {@code src} into {@code dst}. The data is
+     * there once the returned ticket {@linkplain #isComplete completes} (see {@link #awaitCompletion}).
+     */
+    long read(RemoteRegion src, long srcOffset, LocalRegion dst, long dstOffset, long length);
+
+    /**
+     * Two-sided message of up to {@link Transport#maxMessageSize()} bytes into the peer's message queue, tagged
+     * with {@code type} (> 0). Needs no prior negotiation; the peer receives it from
+     * {@link Transport#pollMessages}. Messages from one thread on one link arrive in order.
+     *
+     * @return false if the peer's queue is full right now (retry later); never drops silently
+     * @throws IllegalArgumentException if the message is larger than {@link Transport#maxMessageSize()}
+     */
+    boolean send(int type, MemorySegment payload, long offset, int length);
+
+    /** True once the operation with this ticket has completed. */
+    boolean isComplete(long ticket);
+
+    /**
+     * Waits (bounded by the link's liveness checks) until {@code ticket} completes.
+     *
+     * @throws PeerFailedException if the peer fails first
+     */
+    void awaitCompletion(long ticket);
+
+    /**
+     * Cheap liveness check (a volatile read; no system call, no allocation) for use inside wait loops.
+     *
+     * @throws PeerFailedException if the peer, or this endpoint, is known to have failed or closed
+     */
+    void checkAlive();
+
+    /** {@code false} once the peer is known to have failed or closed. */
+    boolean isAlive();
+}

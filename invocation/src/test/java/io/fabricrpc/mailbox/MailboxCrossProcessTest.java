@@ -1,0 +1,165 @@
+package io.fabricrpc.mailbox;
+
+import io.fabricrpc.transport.EndpointAddress;
+import io.fabricrpc.transport.PeerFailedException;
+import io.fabricrpc.transport.Transport;
+import io.fabricrpc.transport.TransportFixture;
+import org.junit.jupiter.api.Test;
+
+import java.io.BufferedReader;
+import java.io.IOException;
+import java.io.InputStreamReader;
+import java.lang.foreign.MemorySegment;
+import java.lang.foreign.ValueLayout;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.HexFormat;
+import java.util.List;
+import java.util.concurrent.ArrayBlockingQueue;
+import java.util.concurrent.BlockingQueue;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicReference;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertNotNull;
+import static org.junit.jupiter.api.Assertions.assertNull;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+import static org.junit.jupiter.api.Assertions.fail;
+
+/** The mailbox between two JVMs; every transport module runs it with its own fixture. */
+public abstract class MailboxCrossProcessTest {
+    protected abstract TransportFixture fixture();
+
+    /** A child JVM running {@link MailboxServerProcess}, with its stdout lines queued. */
+    protected final class ServerProcess implements AutoCloseable {
+        final Process process;
+        final BlockingQueue<String> lines = new ArrayBlockingQueue<>(1000);
+
+        ServerProcess(int threads) throws IOException {
+            List<String> command = new ArrayList<>();
+            command.add(Path.of(System.getProperty("java.home"), "bin", "java").toString());
+            // The same module flags as this JVM (Agrona and DiSNI need theirs).
+            java.lang.management.ManagementFactory.getRuntimeMXBean().getInputArguments().stream()
+                    .filter(a -> a.startsWith("--add-") || a.startsWith("--enable-native-access")
+                            || a.startsWith("--sun-misc"))
+                    .forEach(command::add);
+            command.add("-Xmx256m");
+            fixture().config().forEach((k, v) -> command.add("-D" + k + "=" + v));
+            command.add("-cp");
+            command.add(System.getProperty("java.class.path"));
+            command.add(MailboxServerProcess.class.getName());
+            command.add(Integer.toString(threads));
+            process = new ProcessBuilder(command).redirectError(ProcessBuilder.Redirect.INHERIT).start();
+            Thread.ofPlatform().daemon().start(() -> {
+                try (BufferedReader reader = new BufferedReader(new InputStreamReader(process.getInputStream()))) {
+                    for (String line; (line = reader.readLine()) != null; ) {
+                        lines.offer(line);
+                    }
+                } catch (IOException ignored) {
+                    // the process ended
+                }
+            });
+        }
+
+        String expectLine(String prefix) throws InterruptedException {
+            String line = lines.poll(60, TimeUnit.SECONDS);
+            assertNotNull(line, "child printed nothing within 60 s (expected " + prefix + ")");
+            assertTrue(line.startsWith(prefix), "expected " + prefix + ", got: " + line);
+            return line;
+        }
+
+        EndpointAddress address() throws InterruptedException {
+            String[] parts = expectLine("ADDRESS ").split(" ");
+            return new EndpointAddress(parts[1], HexFormat.of().parseHex(parts[2]));
+        }
+
+        @Override
+        public void close() throws InterruptedException {
+            process.destroyForcibly();
+            process.waitFor(10, TimeUnit.SECONDS);
+        }
+    }
+
+    private static long call(MailboxClient client, MemorySegment request, long caller, long sequence) {
+        request.set(ValueLayout.JAVA_LONG, 0, caller);
+        request.set(ValueLayout.JAVA_LONG, 8, sequence);
+        long[] reply = new long[2];
+        try (Port port = client.open()) {
+            port.send(request, 0, 16);
+            port.recv((m, n) -> {
+                reply[0] = m.get(ValueLayout.JAVA_LONG, 0);
+                reply[1] = m.get(ValueLayout.JAVA_LONG, 8);
+            });
+        }
+        if (reply[0] != sequence || reply[1] != MailboxStressTest.answer(caller, sequence)) {
+            fail("caller " + caller + " call " + sequence + " got " + reply[0] + "/" + reply[1]);
+        }
+        return reply[1];
+    }
+
+    @Test
+    void callsBetweenTwoProcessesAreAnsweredExactlyOnce() throws Exception {
+        try (ServerProcess child = new ServerProcess(2); Transport transport = fixture().open()) {
+            MailboxClient client = MailboxChannels.connect(transport, child.address(), MailboxConfig.defaults(),
+                    Duration.ofSeconds(60));
+            int threads = 2;
+            long perThread = Long.getLong("fabricrpc.crossprocess.calls", 200_000L);
+            AtomicReference<Throwable> failure = new AtomicReference<>();
+            List<Thread> callers = new ArrayList<>();
+            for (int t = 0; t < threads; t++) {
+                long caller = t + 1;
+                callers.add(Thread.ofPlatform().start(() -> {
+                    MemorySegment request = MemorySegment.ofArray(new long[2]);
+                    try {
+                        for (long i = 0; i < perThread; i++) {
+                            call(client, request, caller, i);
+                        }
+                    } catch (Throwable e) {
+                        failure.compareAndSet(null, e);
+                    }
+                }));
+            }
+            for (Thread caller : callers) {
+                caller.join();
+            }
+            assertNull(failure.get(), () -> "failure: " + failure.get());
+            call(client, MemorySegment.ofArray(new long[2]), MailboxServerProcess.STOP, 0);
+            assertTrue(child.process.waitFor(30, TimeUnit.SECONDS), "server did not stop");
+            assertEquals(0, child.process.exitValue());
+            client.close();
+        }
+    }
+
+    @Test
+    void killingTheServerMidCallEndsTheWaitWellUnderASecond() throws Exception {
+        try (ServerProcess child = new ServerProcess(1); Transport transport = fixture().open()) {
+            MailboxClient client = MailboxChannels.connect(transport, child.address(), MailboxConfig.defaults(),
+                    Duration.ofSeconds(60));
+            call(client, MemorySegment.ofArray(new long[2]), 5, 1); // the channel works
+            MemorySegment request = MemorySegment.ofArray(new long[] {MailboxServerProcess.HANG, 0});
+            Port port = client.open();
+            port.send(request, 0, 16);
+            child.expectLine("HANGING");
+            long[] killedAt = new long[1];
+            Thread killer = Thread.ofPlatform().start(() -> {
+                try {
+                    Thread.sleep(100);
+                } catch (InterruptedException e) {
+                    return;
+                }
+                killedAt[0] = System.nanoTime();
+                child.process.destroyForcibly();
+            });
+            PeerFailedException e = assertThrows(PeerFailedException.class, () -> port.recv((m, n) -> { }));
+            long detectedMillis = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - killedAt[0]);
+            killer.join();
+            assertTrue(e.getMessage().contains(Long.toString(child.process.pid())), e.getMessage());
+            assertTrue(detectedMillis < 1000, "the client noticed the dead server after " + detectedMillis + " ms");
+            System.out.println("dead server detected " + detectedMillis + " ms after kill: " + e.getMessage());
+            port.close();
+            assertThrows(PeerFailedException.class, client::open, "new calls fail fast too");
+        }
+    }
+}

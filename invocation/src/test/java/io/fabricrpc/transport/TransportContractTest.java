@@ -1,0 +1,217 @@
+package io.fabricrpc.transport;
+
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+
+import java.lang.foreign.Arena;
+import java.lang.foreign.MemorySegment;
+import java.lang.foreign.ValueLayout;
+import java.lang.invoke.VarHandle;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.atomic.AtomicReference;
+
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertNotNull;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+/** The transport SPI's contract; every transport module runs it with its own fixture. */
+public abstract class TransportContractTest {
+    private static final VarHandle LONG = ValueLayout.JAVA_LONG.varHandle();
+
+    protected abstract TransportFixture fixture();
+
+    private Transport a;
+    private Transport b;
+
+    @BeforeEach
+    void openEndpoints() {
+        a = fixture().open();
+        b = fixture().open();
+    }
+
+    @AfterEach
+    void closeEndpoints() {
+        b.close();
+        a.close();
+    }
+
+    @Test
+    void writeThenFlagIsSeenInIssueOrder() throws Exception {
+        try (LocalRegion target = b.allocate(4096, RemoteAccess.WRITE);
+             LocalRegion source = a.allocate(4096, RemoteAccess.NONE)) {
+            Link link = a.connect(b.address());
+            int rounds = 20_000;
+            AtomicReference<String> error = new AtomicReference<>();
+            Thread reader = Thread.ofPlatform().start(() -> {
+                for (long round = 1; round <= rounds; round++) {
+                    while ((long) LONG.getAcquire(target.segment(), 0L) < round) {
+                        Thread.onSpinWait();
+                    }
+                    for (int i = 0; i < 16; i++) {
+                        long seen = target.segment().get(ValueLayout.JAVA_LONG, 64 + 8L * i);
+                        if (seen < round) {
+                            error.compareAndSet(null, "round " + round + ": word " + i + " was " + seen);
+                        }
+                    }
+                }
+            });
+            for (long round = 1; round <= rounds; round++) {
+                for (int i = 0; i < 16; i++) {
+                    source.segment().set(ValueLayout.JAVA_LONG, 8L * i, round);
+                }
+                link.awaitCompletion(link.write(source, 0, target.remote(), 64, 128));
+                link.writeLong(target.remote(), 0, round);
+            }
+            reader.join(30_000);
+            assertFalse(reader.isAlive(), "reader did not see every round");
+            assertEquals(null, error.get());
+        }
+    }
+
+    @Test
+    void readReturnsTheRemoteBytes() {
+        try (LocalRegion exposed = b.allocate(256, RemoteAccess.READ);
+             LocalRegion local = a.allocate(256, RemoteAccess.NONE)) {
+            for (int i = 0; i < 256; i++) {
+                exposed.segment().set(ValueLayout.JAVA_BYTE, i, (byte) i);
+            }
+            Link link = a.connect(b.address());
+            link.awaitCompletion(link.read(exposed.remote(), 16, local, 0, 100));
+            byte[] expected = new byte[100];
+            for (int i = 0; i < 100; i++) {
+                expected[i] = (byte) (i + 16);
+            }
+            assertArrayEquals(expected, local.segment().asSlice(0, 100).toArray(ValueLayout.JAVA_BYTE));
+        }
+    }
+
+    @Test
+    void accessFlagsAreEnforced() {
+        try (LocalRegion writeOnly = b.allocate(64, RemoteAccess.WRITE);
+             LocalRegion readOnly = b.allocate(64, RemoteAccess.READ);
+             LocalRegion privateRegion = b.allocate(64, RemoteAccess.NONE);
+             LocalRegion local = a.allocate(64, RemoteAccess.NONE)) {
+            Link link = a.connect(b.address());
+            TransportException denied = assertThrows(TransportException.class,
+                    () -> link.read(writeOnly.remote(), 0, local, 0, 8));
+            assertTrue(denied.getMessage().contains("WRITE"), denied.getMessage());
+            assertThrows(TransportException.class, () -> link.write(local, 0, readOnly.remote(), 0, 8));
+            assertThrows(TransportException.class, () -> link.writeLong(privateRegion.remote(), 0, 1));
+        }
+    }
+
+    @Test
+    void outOfRangeAccessNamesTheValues() {
+        try (LocalRegion target = b.allocate(64, RemoteAccess.WRITE);
+             LocalRegion local = a.allocate(64, RemoteAccess.NONE)) {
+            Link link = a.connect(b.address());
+            TransportException e = assertThrows(TransportException.class,
+                    () -> link.write(local, 0, target.remote(), 60, 8));
+            assertTrue(e.getMessage().contains("60") && e.getMessage().contains("64"), e.getMessage());
+            assertThrows(TransportException.class, () -> link.writeLong(target.remote(), 4, 1));
+        }
+    }
+
+    @Test
+    void regionHandlesRoundTripThroughTheirEncoding() {
+        try (LocalRegion region = b.allocate(1000, RemoteAccess.READ_WRITE); Arena arena = Arena.ofConfined()) {
+            MemorySegment buffer = arena.allocate(RemoteRegion.ENCODED_LENGTH);
+            region.remote().encode(buffer, 0);
+            RemoteRegion decoded = RemoteRegion.decode(buffer, 0);
+            assertEquals(region.remote(), decoded);
+            assertEquals(1000, decoded.length());
+            // A decoded handle (as a peer receives it) addresses the same memory.
+            try (LocalRegion local = a.allocate(8, RemoteAccess.NONE)) {
+                local.segment().set(ValueLayout.JAVA_LONG, 0, 42);
+                Link link = a.connect(b.address());
+                link.awaitCompletion(link.write(local, 0, decoded, 992, 8));
+                assertEquals(42, region.segment().get(ValueLayout.JAVA_LONG, 992));
+            }
+        }
+    }
+
+    @Test
+    void messagesArriveInOrderWithTheirSender() {
+        Link link = a.connect(b.address());
+        try (Arena arena = Arena.ofConfined()) {
+            MemorySegment payload = arena.allocate(64);
+            for (int i = 0; i < 10; i++) {
+                payload.set(ValueLayout.JAVA_INT, 0, i);
+                assertTrue(link.send(7, payload, 0, 4 + i));
+            }
+        }
+        List<String> received = new ArrayList<>();
+        int delivered = b.pollMessages((from, type, message) -> {
+            assertEquals(a.endpointId(), from.peerId());
+            received.add(type + ":" + message.get(ValueLayout.JAVA_INT_UNALIGNED, 0) + ":" + message.byteSize());
+        }, 100);
+        assertEquals(10, delivered);
+        for (int i = 0; i < 10; i++) {
+            assertEquals("7:" + i + ":" + (4 + i), received.get(i));
+        }
+        // The receiver can answer on the link it was handed.
+        List<Integer> answers = new ArrayList<>();
+        try (Arena arena = Arena.ofConfined()) {
+            b.connect(a.address()).send(9, arena.allocate(8), 0, 8);
+        }
+        a.pollMessages((from, type, message) -> answers.add(type), 10);
+        assertEquals(List.of(9), answers);
+    }
+
+    @Test
+    void aFullMessageQueueSaysSoInsteadOfDropping() {
+        Link link = a.connect(b.address());
+        int size = a.maxMessageSize();
+        int sent = 0;
+        try (Arena arena = Arena.ofConfined()) {
+            MemorySegment payload = arena.allocate(size);
+            while (link.send(3, payload, 0, size)) {
+                sent++;
+                assertTrue(sent < 1_000_000, "queue never filled");
+            }
+            assertEquals(sent, b.pollMessages((from, type, message) -> { }, Integer.MAX_VALUE));
+            assertTrue(link.send(3, payload, 0, size), "queue has room again after draining");
+            IllegalArgumentException tooBig = assertThrows(IllegalArgumentException.class,
+                    () -> link.send(3, arena.allocate(size + 1), 0, size + 1));
+            assertTrue(tooBig.getMessage().contains(Integer.toString(size + 1)), tooBig.getMessage());
+        }
+    }
+
+    @Test
+    void loopbackLinkReachesOwnRegions() {
+        try (LocalRegion region = a.allocate(64, RemoteAccess.WRITE)) {
+            Link self = a.connect(a.address());
+            self.writeLong(region.remote(), 8, 77);
+            assertEquals(77L, (long) LONG.getAcquire(region.segment(), 8L));
+        }
+    }
+
+    @Test
+    void aClosedPeerFailsTheLinkAndItsWaits() throws Exception {
+        Transport c = fixture().open();
+        Link link = a.connect(c.address());
+        assertTrue(link.isAlive());
+        long closedAt = System.nanoTime();
+        c.close();
+        while (link.isAlive()) {
+            Thread.sleep(1);
+            assertTrue(System.nanoTime() - closedAt < 5_000_000_000L, "close not detected within 5 s");
+        }
+        PeerFailedException e = assertThrows(PeerFailedException.class, link::checkAlive);
+        assertNotNull(e.peer());
+        assertTrue(e.getMessage().contains("closed"), e.getMessage());
+    }
+
+    @Test
+    void connectingToAnAbsentPeerFailsClearly() {
+        Transport c = fixture().open();
+        EndpointAddress gone = c.address();
+        c.close();
+        assertThrows(PeerFailedException.class, () -> a.connect(gone));
+    }
+}

@@ -1,0 +1,297 @@
+package io.fabricrpc.transport.shm;
+
+import io.fabricrpc.transport.EndpointAddress;
+import io.fabricrpc.transport.Link;
+import io.fabricrpc.transport.LocalRegion;
+import io.fabricrpc.transport.MessageHandler;
+import io.fabricrpc.transport.PeerFailedException;
+import io.fabricrpc.transport.RemoteAccess;
+import io.fabricrpc.transport.RemoteRegion;
+import io.fabricrpc.transport.Transport;
+import io.fabricrpc.transport.TransportException;
+import org.agrona.concurrent.UnsafeBuffer;
+import org.agrona.concurrent.ringbuffer.ManyToOneRingBuffer;
+
+import java.lang.foreign.Arena;
+import java.lang.foreign.MemorySegment;
+import java.lang.foreign.ValueLayout;
+import java.nio.ByteBuffer;
+import java.nio.ByteOrder;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.NoSuchFileException;
+import java.nio.file.Path;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicLong;
+
+/**
+ * The transport SPI over memory-mapped files in a per-user directory (default {@code /dev/shm}): between threads
+ * of one JVM (several endpoints, or a loopback link) and between processes of one host.
+ *
+ * <p>An endpoint owns one endpoint file (header, heartbeat, incoming message ring) and one file per region that
+ * peers may access. A daemon liveness thread beats this endpoint's heartbeat and checks every linked peer each
+ * {@code shm.heartbeatMillis}: a peer whose process is gone (or recycled), that closed, or whose heartbeat is
+ * older than {@code shm.peerTimeoutMillis} is marked failed, and every wait on it ends.
+ *
+ * <p>Configuration keys: {@code shm.dir} (base directory, default {@code /dev/shm}), {@code shm.messageQueueBytes}
+ * (power of two, default 65536), {@code shm.heartbeatMillis} (default 20), {@code shm.peerTimeoutMillis}
+ * (default 10000).
+ */
+public final class ShmTransport implements Transport {
+    public static final String KIND = "shm";
+    private static final AtomicInteger ENDPOINTS_IN_JVM = new AtomicInteger();
+
+    private final ShmDirectory directory;
+    private final long endpointId;
+    private final long pid;
+    private final long startTime;
+    private final int ringCapacity;
+    private final long heartbeatMillis;
+    private final long peerTimeoutMillis;
+    private final Arena arena = Arena.ofShared();
+    private final MemorySegment endpointFile;
+    private final ManyToOneRingBuffer incoming;
+    private final EndpointAddress address;
+    private final AtomicLong regionIds = new AtomicLong();
+    private final ConcurrentHashMap<Long, ShmLink> links = new ConcurrentHashMap<>();
+    private final java.util.Set<ShmLocalRegion> regions = ConcurrentHashMap.newKeySet();
+    private final Thread liveness;
+    private volatile boolean closed;
+
+    private MessageHandler currentHandler;
+    private final org.agrona.concurrent.MessageHandler ringReader = this::deliver;
+
+    ShmTransport(Path baseDirectory, int ringCapacity, long heartbeatMillis, long peerTimeoutMillis) {
+        if (Integer.bitCount(ringCapacity) != 1 || ringCapacity < 1024) {
+            throw new TransportException("shm.messageQueueBytes must be a power of two >= 1024, got " + ringCapacity);
+        }
+        this.directory = ShmDirectory.open(baseDirectory);
+        this.directory.removeStaleFiles();
+        this.pid = ProcessLiveness.currentPid();
+        this.startTime = Math.max(0, ProcessLiveness.startTime(pid));
+        this.endpointId = (pid << 20) | (ENDPOINTS_IN_JVM.incrementAndGet() & 0xFFFFF);
+        this.ringCapacity = ringCapacity;
+        this.heartbeatMillis = heartbeatMillis;
+        this.peerTimeoutMillis = peerTimeoutMillis;
+        this.endpointFile = directory.create(directory.endpointFile(endpointId),
+                EndpointSegmentDescriptor.fileLength(ringCapacity), arena);
+        MemorySegment ring = endpointFile.asSlice(EndpointSegmentDescriptor.RING_OFFSET,
+                EndpointSegmentDescriptor.ringLength(ringCapacity));
+        this.incoming = new ManyToOneRingBuffer(new UnsafeBuffer(ring.address(), (int) ring.byteSize()));
+        SegmentHeaderDescriptor.initialize(endpointFile, SegmentHeaderDescriptor.KIND_ENDPOINT, pid, startTime,
+                endpointId, 0, ringCapacity, RemoteAccess.WRITE.ordinal());
+        this.address = encodeAddress(directory.path(), endpointId);
+        this.liveness = Thread.ofPlatform().daemon().name("fabricrpc-shm-liveness-" + Long.toHexString(endpointId))
+                .start(this::monitorLiveness);
+    }
+
+    @Override
+    public String kind() {
+        return KIND;
+    }
+
+    @Override
+    public long endpointId() {
+        return endpointId;
+    }
+
+    @Override
+    public EndpointAddress address() {
+        return address;
+    }
+
+    @Override
+    public LocalRegion allocate(long bytes, RemoteAccess access) {
+        checkOpen("allocate");
+        if (bytes <= 0) {
+            throw new IllegalArgumentException("region size must be > 0, got " + bytes);
+        }
+        long regionId = regionIds.incrementAndGet();
+        RemoteRegion remote = new RemoteRegion(endpointId, regionId, 0, bytes, 0, access);
+        Arena regionArena = Arena.ofShared();
+        if (access == RemoteAccess.NONE) {
+            // Peers never see it: plain off-heap memory, page-aligned like the mapped ones.
+            return track(new ShmLocalRegion(this, regionArena, null, regionArena.allocate(bytes, 4096), remote, null));
+        }
+        Path file = directory.regionFile(endpointId, regionId);
+        MemorySegment mapped = directory.create(file, SegmentHeaderDescriptor.HEADER_LENGTH + bytes, regionArena);
+        SegmentHeaderDescriptor.initialize(mapped, SegmentHeaderDescriptor.KIND_REGION, pid, startTime, endpointId,
+                regionId, bytes, access.ordinal());
+        return track(new ShmLocalRegion(this, regionArena, mapped,
+                mapped.asSlice(SegmentHeaderDescriptor.HEADER_LENGTH, bytes), remote, file));
+    }
+
+    private ShmLocalRegion track(ShmLocalRegion region) {
+        regions.add(region);
+        return region;
+    }
+
+    void forget(ShmLocalRegion region) {
+        regions.remove(region);
+    }
+
+    @Override
+    public Link connect(EndpointAddress peer) {
+        checkOpen("connect");
+        if (!KIND.equals(peer.kind())) {
+            throw new TransportException("cannot connect an shm endpoint to a '" + peer.kind() + "' address " + peer);
+        }
+        ByteBuffer bytes = ByteBuffer.wrap(peer.bytes()).order(ByteOrder.LITTLE_ENDIAN);
+        long peerId = bytes.getLong();
+        String peerDirectory = StandardCharsets.UTF_8.decode(bytes).toString();
+        if (!Path.of(peerDirectory).equals(directory.path())) {
+            throw new TransportException("peer endpoint " + Long.toHexString(peerId) + " uses shm directory "
+                    + peerDirectory + ", this endpoint uses " + directory.path() + " (shm.dir must match)");
+        }
+        return link(peerId);
+    }
+
+    ShmLink link(long peerId) {
+        ShmLink existing = links.get(peerId);
+        if (existing != null) {
+            return existing;
+        }
+        synchronized (links) {
+            existing = links.get(peerId);
+            if (existing == null) {
+                existing = openLink(peerId);
+                links.put(peerId, existing);
+            }
+            return existing;
+        }
+    }
+
+    private ShmLink openLink(long peerId) {
+        Arena linkArena = Arena.ofShared();
+        EndpointAddress peerAddress = encodeAddress(directory.path(), peerId);
+        if (peerId == endpointId) {
+            return new ShmLink(this, peerId, peerAddress, endpointFile, linkArena, true);
+        }
+        Path file = directory.endpointFile(peerId);
+        String name = "shm endpoint " + Long.toHexString(peerId);
+        MemorySegment peerFile;
+        try {
+            peerFile = directory.map(file, true, linkArena);
+        } catch (NoSuchFileException e) {
+            linkArena.close();
+            throw new PeerFailedException(name, "absent: no endpoint file " + file);
+        }
+        try {
+            if (!SegmentHeaderDescriptor.isComplete(peerFile)
+                    || SegmentHeaderDescriptor.kind(peerFile) != SegmentHeaderDescriptor.KIND_ENDPOINT
+                    || SegmentHeaderDescriptor.endpointId(peerFile) != peerId) {
+                throw new TransportException("file " + file + " is not a complete endpoint header for "
+                        + Long.toHexString(peerId));
+            }
+            if (SegmentHeaderDescriptor.version(peerFile) != SegmentHeaderDescriptor.LAYOUT_VERSION
+                    || SegmentHeaderDescriptor.dataLength(peerFile) != ringCapacity) {
+                throw new TransportException("peer " + Long.toHexString(peerId) + " has layout version "
+                        + SegmentHeaderDescriptor.version(peerFile) + " and message queue "
+                        + SegmentHeaderDescriptor.dataLength(peerFile) + " bytes; this endpoint has version "
+                        + SegmentHeaderDescriptor.LAYOUT_VERSION + " and " + ringCapacity + " bytes");
+            }
+            long peerPid = SegmentHeaderDescriptor.ownerPid(peerFile);
+            if (SegmentHeaderDescriptor.state(peerFile) != SegmentHeaderDescriptor.STATE_ACTIVE) {
+                throw new PeerFailedException(name, "it closed its endpoint");
+            }
+            if (!ProcessLiveness.isSameProcessAlive(peerPid, SegmentHeaderDescriptor.ownerStart(peerFile))) {
+                throw new PeerFailedException(name, "process " + peerPid + " is dead (stale file " + file + ")");
+            }
+            return new ShmLink(this, peerId, peerAddress, peerFile, linkArena, false);
+        } catch (RuntimeException e) {
+            linkArena.close();
+            throw e;
+        }
+    }
+
+    @Override
+    public int maxMessageSize() {
+        return EndpointSegmentDescriptor.maxMessageSize(ringCapacity);
+    }
+
+    @Override
+    public int pollMessages(MessageHandler handler, int limit) {
+        checkOpen("pollMessages");
+        currentHandler = handler;
+        try {
+            return incoming.read(ringReader, limit);
+        } finally {
+            currentHandler = null;
+        }
+    }
+
+    private void deliver(int type, org.agrona.MutableDirectBuffer buffer, int index, int length) {
+        long sender = buffer.getLong(index, java.nio.ByteOrder.LITTLE_ENDIAN);
+        MemorySegment payload = endpointFile.asSlice(EndpointSegmentDescriptor.RING_OFFSET + index
+                + EndpointSegmentDescriptor.SENDER_ID_LENGTH, length - EndpointSegmentDescriptor.SENDER_ID_LENGTH);
+        currentHandler.onMessage(link(sender), type, payload);
+    }
+
+    int ringCapacity() {
+        return ringCapacity;
+    }
+
+    ShmDirectory directory() {
+        return directory;
+    }
+
+    boolean isClosed() {
+        return closed;
+    }
+
+    private void checkOpen(String operation) {
+        if (closed) {
+            throw new TransportException(operation + " on closed shm endpoint " + Long.toHexString(endpointId));
+        }
+    }
+
+    private void monitorLiveness() {
+        while (!closed) {
+            long now = System.currentTimeMillis();
+            SegmentHeaderDescriptor.beat(endpointFile, now);
+            for (ShmLink link : links.values()) {
+                link.checkPeer(now, peerTimeoutMillis);
+            }
+            try {
+                Thread.sleep(heartbeatMillis);
+            } catch (InterruptedException e) {
+                return;
+            }
+        }
+    }
+
+    @Override
+    public void close() {
+        synchronized (links) {
+            if (closed) {
+                return;
+            }
+            closed = true;
+        }
+        SegmentHeaderDescriptor.setState(endpointFile, SegmentHeaderDescriptor.STATE_CLOSED); // release: peers see the close
+        liveness.interrupt();
+        try {
+            liveness.join(1000);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
+        links.values().forEach(ShmLink::close);
+        links.clear();
+        regions.forEach(ShmLocalRegion::close);
+        ShmDirectory.deleteQuietly(directory.endpointFile(endpointId));
+        arena.close();
+    }
+
+    static EndpointAddress encodeAddress(Path directory, long endpointId) {
+        byte[] dir = directory.toString().getBytes(StandardCharsets.UTF_8);
+        ByteBuffer bytes = ByteBuffer.allocate(8 + dir.length).order(ByteOrder.LITTLE_ENDIAN);
+        bytes.putLong(endpointId).put(dir);
+        return new EndpointAddress(KIND, bytes.array());
+    }
+
+    @Override
+    public String toString() {
+        return "ShmTransport[" + Long.toHexString(endpointId) + " in " + directory.path() + "]";
+    }
+
+}

@@ -1,0 +1,32 @@
+#!/usr/bin/env bash
+# The whole test suite, from a fresh checkout: builds every module, runs the unit, stress and cross-process tests
+# over shared memory, checks the mailbox model with Spin, and runs the RDMA suite on real verbs (natively, or in a
+# Soft-RoCE guest when this machine has no RDMA device). Installs what it needs. Exit status 0 only if all passed.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+source scripts/lib/env.sh
+
+status=0
+step() { echo; echo "=== $*"; }
+
+if [ -x scripts/install-rdma-build-deps.sh ]; then
+  step "RDMA build dependencies"
+  scripts/install-rdma-build-deps.sh
+fi
+
+step "Maven build and tests (JDK: $JAVA_HOME)"
+mvn -B -ntp install || status=1
+
+if [ -x scripts/model-check.sh ]; then
+  step "Spin model check of the mailbox protocol"
+  scripts/model-check.sh || status=1
+fi
+
+if [ -x scripts/rdma-tests.sh ] && [ $status -eq 0 ]; then
+  step "RDMA suite on real verbs"
+  scripts/rdma-tests.sh || status=1
+fi
+
+echo
+if [ $status -eq 0 ]; then echo "ALL TESTS PASSED"; else echo "TESTS FAILED"; fi
+exit $status

@@ -1,0 +1,8 @@
+package io.fabricrpc.messaging;
+
+/** A chunk's producer word or a record header is inconsistent; the sender's inbox stops accepting calls. */
+public final class CorruptChunkException extends MessagingException {
+    public CorruptChunkException(String message) {
+        super(message);
+    }
+}

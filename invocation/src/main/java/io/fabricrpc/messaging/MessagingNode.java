@@ -1,0 +1,252 @@
+package io.fabricrpc.messaging;
+
+import io.fabricrpc.transport.EndpointAddress;
+import io.fabricrpc.transport.Link;
+import io.fabricrpc.transport.LocalRegion;
+import io.fabricrpc.transport.RemoteAccess;
+import io.fabricrpc.transport.RemoteRegion;
+import io.fabricrpc.transport.Transport;
+import org.agrona.concurrent.BackoffIdleStrategy;
+import org.agrona.concurrent.IdleStrategy;
+
+import java.lang.foreign.Arena;
+import java.lang.foreign.MemorySegment;
+import java.lang.foreign.ValueLayout;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ConcurrentLinkedQueue;
+import java.util.concurrent.locks.LockSupport;
+
+/**
+ * A process's messaging endpoint: creates {@link Messenger}s for its sending threads, registers its receiving
+ * threads, and serves chunk allocation for remote senders on its {@link ServiceDispatcher} thread.
+ * Thread-safe.
+ */
+public final class MessagingNode implements AutoCloseable {
+    /** Notification words are spaced a cache line apart so receivers pushing to different messengers do not collide. */
+    private static final int NOTIFY_STRIDE = 64;
+    private static final int NOTIFY_SLOTS_PER_REGION = 64;
+
+    private final Transport transport;
+    private final ServiceDispatcher service;
+    private final boolean ownsService;
+    private final ConcurrentHashMap<Long, ReceivingThread> receivers = new ConcurrentHashMap<>();
+    private final ConcurrentHashMap<InboxKey, SenderInbox> inboxes = new ConcurrentHashMap<>();
+    private final ConcurrentLinkedQueue<Messenger> toFlush = new ConcurrentLinkedQueue<>();
+    private final List<LocalRegion> notifyRegions = new ArrayList<>();
+    private LocalRegion notifyRegion;
+    private int notifySlot = NOTIFY_SLOTS_PER_REGION;
+    private final Thread flusher;
+    private volatile boolean closed;
+
+    private record InboxKey(long sender, long destination) {
+    }
+
+    /** Creates a node with its own service thread. */
+    public MessagingNode(Transport transport) {
+        this(new ServiceDispatcher(transport), true);
+        service.start();
+    }
+
+    /** Creates a node on a service dispatcher shared with other services of the process. */
+    public MessagingNode(ServiceDispatcher service) {
+        this(service, false);
+    }
+
+    private MessagingNode(ServiceDispatcher service, boolean ownsService) {
+        this.transport = service.transport();
+        this.service = service;
+        this.ownsService = ownsService;
+        service.register(ChunkServiceMessages.CHUNK_REQUEST, this::serveChunkRequest);
+        service.register(ChunkServiceMessages.CHUNK_REPLY, (from, type, payload) ->
+                service.complete(payload.get(ValueLayout.JAVA_LONG_UNALIGNED, ChunkServiceMessages.REP_ID), payload));
+        this.flusher = Thread.ofPlatform().daemon().name("fabricrpc-flusher-" + Long.toHexString(transport.endpointId()))
+                .start(this::flushLoop);
+    }
+
+    public Transport transport() {
+        return transport;
+    }
+
+    public ServiceDispatcher service() {
+        return service;
+    }
+
+    IdleStrategy idleStrategy() {
+        return new BackoffIdleStrategy(64, 16, 1_000, 100_000);
+    }
+
+    /** Registers a receiving thread; messengers aimed at {@code threadId} deliver to it. */
+    public ReceivingThread registerReceiver(long threadId) {
+        ReceivingThread thread = new ReceivingThread(threadId);
+        if (receivers.putIfAbsent(threadId, thread) != null) {
+            throw new IllegalStateException("receiving thread " + Long.toHexString(threadId) + " is already registered");
+        }
+        return thread;
+    }
+
+    /**
+     * Creates the messenger from {@code sender} (a thread of this process) to {@code destination} (a thread of
+     * the process at {@code destinationProcess}). Chunks are obtained on its first send.
+     */
+    public Messenger messenger(long sender, long destination, EndpointAddress destinationProcess,
+                               MessengerConfig config) {
+        Link link = transport.connect(destinationProcess);
+        LocalRegion region;
+        long offset;
+        synchronized (notifyRegions) {
+            if (notifySlot == NOTIFY_SLOTS_PER_REGION) {
+                notifyRegion = transport.allocate((long) NOTIFY_STRIDE * NOTIFY_SLOTS_PER_REGION, RemoteAccess.WRITE);
+                notifyRegions.add(notifyRegion);
+                notifySlot = 0;
+            }
+            region = notifyRegion;
+            offset = (long) NOTIFY_STRIDE * notifySlot++;
+        }
+        return new Messenger(this, link, sender, destination, config, region, offset);
+    }
+
+    /** The no-setup service call for chunks; waits (bounded) for the reply. */
+    RemoteRegion[] requestChunks(Link link, long sender, long destination, int count, int chunkSize,
+                                 RemoteRegion notify, long notifyOffset, Duration timeout) {
+        long requestId = service.newRequest();
+        try (Arena arena = Arena.ofConfined()) {
+            MemorySegment request = arena.allocate(ChunkServiceMessages.REQUEST_LENGTH);
+            request.set(ValueLayout.JAVA_LONG, ChunkServiceMessages.REQ_ID, requestId);
+            request.set(ValueLayout.JAVA_LONG, ChunkServiceMessages.REQ_SENDER, sender);
+            request.set(ValueLayout.JAVA_LONG, ChunkServiceMessages.REQ_DEST, destination);
+            request.set(ValueLayout.JAVA_INT, ChunkServiceMessages.REQ_COUNT, count);
+            request.set(ValueLayout.JAVA_INT, ChunkServiceMessages.REQ_CHUNK_SIZE, chunkSize);
+            notify.encode(request, ChunkServiceMessages.REQ_NOTIFY_REGION);
+            request.set(ValueLayout.JAVA_LONG, ChunkServiceMessages.REQ_NOTIFY_OFFSET, notifyOffset);
+            long deadline = System.nanoTime() + timeout.toNanos();
+            while (!link.send(ChunkServiceMessages.CHUNK_REQUEST, request, 0, ChunkServiceMessages.REQUEST_LENGTH)) {
+                link.checkAlive();
+                if (System.nanoTime() - deadline > 0) {
+                    throw new MessagingException("the service queue of endpoint " + Long.toHexString(link.peerId())
+                            + " stayed full for " + timeout.toMillis() + " ms");
+                }
+                LockSupport.parkNanos(10_000);
+            }
+        }
+        byte[] reply = service.await(requestId, link, timeout.toNanos(),
+                "a request for " + count + " chunks for thread " + Long.toHexString(destination));
+        MemorySegment segment = MemorySegment.ofArray(reply);
+        int status = segment.get(ValueLayout.JAVA_INT_UNALIGNED, ChunkServiceMessages.REP_STATUS);
+        if (status != ChunkServiceMessages.STATUS_OK) {
+            throw new MessagingException("endpoint " + Long.toHexString(link.peerId()) + " refused " + count
+                    + " chunks from thread " + Long.toHexString(sender) + " for thread " + Long.toHexString(destination)
+                    + ": " + ChunkServiceMessages.status(status));
+        }
+        int granted = segment.get(ValueLayout.JAVA_INT_UNALIGNED, ChunkServiceMessages.REP_COUNT);
+        RemoteRegion[] chunks = new RemoteRegion[granted];
+        for (int i = 0; i < granted; i++) {
+            chunks[i] = RemoteRegion.decode(segment, ChunkServiceMessages.REP_REGIONS + (long) i * RemoteRegion.ENCODED_LENGTH);
+        }
+        return chunks;
+    }
+
+    /** Runs on the service thread: allocates chunks in this process and files them for the destination thread. */
+    private void serveChunkRequest(Link from, int type, MemorySegment request) {
+        long requestId = request.byteSize() >= 8 ? request.get(ValueLayout.JAVA_LONG_UNALIGNED, ChunkServiceMessages.REQ_ID) : -1;
+        int status = ChunkServiceMessages.STATUS_OK;
+        List<LocalRegion> chunks = new ArrayList<>();
+        if (request.byteSize() != ChunkServiceMessages.REQUEST_LENGTH) {
+            status = ChunkServiceMessages.STATUS_MALFORMED;
+        } else {
+            long sender = request.get(ValueLayout.JAVA_LONG_UNALIGNED, ChunkServiceMessages.REQ_SENDER);
+            long destination = request.get(ValueLayout.JAVA_LONG_UNALIGNED, ChunkServiceMessages.REQ_DEST);
+            int count = request.get(ValueLayout.JAVA_INT_UNALIGNED, ChunkServiceMessages.REQ_COUNT);
+            int chunkSize = request.get(ValueLayout.JAVA_INT_UNALIGNED, ChunkServiceMessages.REQ_CHUNK_SIZE);
+            ReceivingThread receiver = receivers.get(destination);
+            if (count < 1 || count > 255 || chunkSize < ChunkLayout.MIN_CHUNK_SIZE || chunkSize % 64 != 0) {
+                status = ChunkServiceMessages.STATUS_MALFORMED;
+            } else if (receiver == null) {
+                status = ChunkServiceMessages.STATUS_NO_SUCH_THREAD;
+            } else {
+                try {
+                    for (int i = 0; i < count; i++) {
+                        chunks.add(transport.allocate(chunkSize, RemoteAccess.WRITE));
+                    }
+                } catch (RuntimeException e) {
+                    chunks.forEach(LocalRegion::close);
+                    chunks.clear();
+                    status = ChunkServiceMessages.STATUS_ALLOCATION_FAILED;
+                }
+                if (status == ChunkServiceMessages.STATUS_OK) {
+                    InboxKey key = new InboxKey(sender, destination);
+                    SenderInbox inbox = inboxes.get(key);
+                    if (inbox == null) {
+                        RemoteRegion notify = RemoteRegion.decode(request, ChunkServiceMessages.REQ_NOTIFY_REGION);
+                        long notifyOffset = request.get(ValueLayout.JAVA_LONG_UNALIGNED, ChunkServiceMessages.REQ_NOTIFY_OFFSET);
+                        inbox = new SenderInbox(sender, destination, from, notify, notifyOffset, chunkSize, chunks);
+                        inboxes.put(key, inbox);
+                        receiver.arrivals.add(inbox); // the destination thread picks it up at its next poll
+                    } else {
+                        inbox.grown.addAll(chunks); // in allocation order, before the reply lets the sender seal
+                    }
+                }
+            }
+        }
+        try (Arena arena = Arena.ofConfined()) {
+            MemorySegment reply = arena.allocate(ChunkServiceMessages.replyLength(chunks.size()));
+            reply.set(ValueLayout.JAVA_LONG, ChunkServiceMessages.REP_ID, requestId);
+            reply.set(ValueLayout.JAVA_INT, ChunkServiceMessages.REP_STATUS, status);
+            reply.set(ValueLayout.JAVA_INT, ChunkServiceMessages.REP_COUNT, chunks.size());
+            for (int i = 0; i < chunks.size(); i++) {
+                chunks.get(i).remote().encode(reply, ChunkServiceMessages.REP_REGIONS + (long) i * RemoteRegion.ENCODED_LENGTH);
+            }
+            while (!from.send(ChunkServiceMessages.CHUNK_REPLY, reply, 0, (int) reply.byteSize())) {
+                from.checkAlive();
+                LockSupport.parkNanos(10_000);
+            }
+        }
+    }
+
+    /** Registers a messenger whose RETRY_ASYNC queue the flusher thread should drain. */
+    void flushLater(Messenger messenger) {
+        toFlush.add(messenger);
+        LockSupport.unpark(flusher);
+    }
+
+    private void flushLoop() {
+        while (!closed) {
+            int pending = toFlush.size();
+            for (int i = 0; i < pending; i++) {
+                Messenger messenger = toFlush.poll();
+                if (messenger == null) {
+                    break;
+                }
+                try {
+                    if (!messenger.drainQueue()) {
+                        toFlush.add(messenger);
+                    }
+                } catch (RuntimeException e) {
+                    System.getLogger("fabricrpc.messaging").log(System.Logger.Level.ERROR,
+                            "cannot flush the queue of " + messenger + ": " + e, e);
+                }
+            }
+            LockSupport.parkNanos(toFlush.isEmpty() ? 10_000_000 : 50_000);
+        }
+    }
+
+    @Override
+    public void close() {
+        closed = true;
+        LockSupport.unpark(flusher);
+        try {
+            flusher.join(2000);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
+        if (ownsService) {
+            service.close();
+        }
+        receivers.values().forEach(ReceivingThread::close);
+        synchronized (notifyRegions) {
+            notifyRegions.forEach(LocalRegion::close);
+        }
+    }
+}

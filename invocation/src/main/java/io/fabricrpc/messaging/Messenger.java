@@ -1,0 +1,313 @@
+package io.fabricrpc.messaging;
+
+import io.fabricrpc.transport.Link;
+import io.fabricrpc.transport.LocalRegion;
+import io.fabricrpc.transport.RemoteAccess;
+import io.fabricrpc.transport.RemoteRegion;
+import org.agrona.concurrent.IdleStrategy;
+
+import java.lang.foreign.MemorySegment;
+import java.lang.foreign.ValueLayout;
+import java.util.Arrays;
+
+/**
+ * The sending half of a one-sided channel from one sender thread to one destination thread (Seriema's
+ * {@code RDMAMessenger}): records are serialized straight into a staging region the transport sends from,
+ * written into the current remote chunk, and published with the chunk's producer word. Chunks are obtained
+ * on first use ({@code c} of them) and grown up to {@code cMax} through no-setup service calls; when all are
+ * full the {@link FullPolicy} decides. Layout and invariants: {@link ChunkLayout}.
+ *
+ * <p>Owned by its sender thread: {@link #send} is not thread-safe. Under {@link FullPolicy#RETRY_ASYNC} a
+ * flusher thread also drains the messenger's queue; it does so only under the messenger's lock, which the
+ * sender thread takes only while the queue is non-empty, so the common path takes no lock.
+ */
+public final class Messenger implements AutoCloseable {
+    private final MessagingNode node;
+    private final Link link;
+    private final long sender;
+    private final long destination;
+    private final MessengerConfig config;
+    private final int dataCapacity;
+    private final LocalRegion staging;
+    private final MemorySegment stagingSegment;
+    private final LocalRegion notifyRegion;
+    private final long notifyOffset;
+    private final IdleStrategy idle;
+
+    private RemoteRegion[] ring = new RemoteRegion[0];
+    private int current;
+    private long position;
+    private long sealed;
+    private int growthSinceSeal;
+    private long lastTicket;
+
+    // RETRY_ASYNC queue: records serialized as [length][payload] in arrival order; guarded by `this`.
+    private volatile boolean queued;
+    private MemorySegment queue = MemorySegment.NULL;
+    private long queueHead;
+    private long queueTail;
+    private long queuedRecords;
+
+    Messenger(MessagingNode node, Link link, long sender, long destination, MessengerConfig config,
+              LocalRegion notifyRegion, long notifyOffset) {
+        this.node = node;
+        this.link = link;
+        this.sender = sender;
+        this.destination = destination;
+        this.config = config;
+        this.dataCapacity = config.chunkSize() - ChunkLayout.DATA_OFFSET;
+        this.staging = node.transport().allocate(config.chunkSize(), RemoteAccess.NONE);
+        this.stagingSegment = staging.segment();
+        this.notifyRegion = notifyRegion;
+        this.notifyOffset = notifyOffset;
+        this.idle = node.idleStrategy();
+    }
+
+    public long sender() {
+        return sender;
+    }
+
+    public long destination() {
+        return destination;
+    }
+
+    /** Chunks this messenger holds in the receiver (grows from c to cMax). */
+    public int chunkCount() {
+        return ring.length;
+    }
+
+    /** The chunk being filled (tests use it to play a misbehaving sender). */
+    RemoteRegion currentChunk() {
+        return ring[current];
+    }
+
+    Link link() {
+        return link;
+    }
+
+    /** Bytes of calls waiting in the asynchronous queue. */
+    public synchronized long queuedBytes() {
+        return queueTail - queueHead;
+    }
+
+    /**
+     * Sends one record written by {@code writer}.
+     *
+     * @return true if the record was sent (or, under RETRY_ASYNC, queued); false only under FAIL when every chunk
+     *         up to cMax is full
+     * @throws MessagingException if the record cannot fit even an empty chunk, the async queue is over its limit,
+     *         the receiver does not free a chunk within the timeout (RETRY), or chunk allocation fails
+     * @throws io.fabricrpc.transport.PeerFailedException if the destination process is gone
+     */
+    public boolean send(RecordWriter writer) {
+        if (ring.length == 0) {
+            setUp();
+        }
+        if (queued) {
+            synchronized (this) {
+                if (queued) {
+                    drainQueue();
+                    if (queued) {
+                        enqueue(writer);
+                        return true;
+                    }
+                }
+            }
+        }
+        if (tryWrite(writer)) {
+            return true;
+        }
+        return switch (config.fullPolicy()) {
+            case FAIL -> false;
+            case RETRY -> {
+                awaitSpace();
+                if (!tryWrite(writer)) {
+                    throw oversize();
+                }
+                yield true;
+            }
+            case RETRY_ASYNC -> {
+                synchronized (this) {
+                    enqueue(writer);
+                }
+                yield true;
+            }
+        };
+    }
+
+    /** Writes into the current chunk, moving to the next one if needed; false if all chunks are full. */
+    private boolean tryWrite(RecordWriter writer) {
+        long room = dataCapacity - position - ChunkLayout.RECORD_HEADER_LENGTH;
+        long at = ChunkLayout.DATA_OFFSET + position;
+        long length = room > 0 ? writer.write(stagingSegment, at + ChunkLayout.RECORD_HEADER_LENGTH, room) : -1;
+        if (length < 0) {
+            if (position == 0) {
+                throw oversize();
+            }
+            if (!advance()) {
+                return false;
+            }
+            at = ChunkLayout.DATA_OFFSET;
+            length = writer.write(stagingSegment, at + ChunkLayout.RECORD_HEADER_LENGTH,
+                    dataCapacity - ChunkLayout.RECORD_HEADER_LENGTH);
+            if (length < 0) {
+                throw oversize();
+            }
+        }
+        publish(at, length);
+        return true;
+    }
+
+    /** Sends the record staged at {@code at}, then the producer word that makes it visible. */
+    private void publish(long at, long length) {
+        if (length == 0 || length > dataCapacity - position - ChunkLayout.RECORD_HEADER_LENGTH) {
+            throw new MessagingException("record writer reported " + length + " bytes with "
+                    + (dataCapacity - position - ChunkLayout.RECORD_HEADER_LENGTH) + " available (must be > 0)");
+        }
+        stagingSegment.set(ValueLayout.JAVA_INT, at, (int) length);
+        long size = ChunkLayout.recordSize(length);
+        RemoteRegion chunk = ring[current];
+        lastTicket = link.write(staging, at, chunk, at, size);
+        position += size;
+        // Ordered after the record bytes by the transport; the receiver loads it with acquire.
+        link.writeLong(chunk, ChunkLayout.PRODUCER_OFFSET, ChunkLayout.producerWord(position, 0, false));
+    }
+
+    /**
+     * Seals the current chunk and moves to the next, growing the ring first if the next chunk is still unconsumed
+     * and cMax allows. Returns false (nothing changed) if the ring is full.
+     */
+    private boolean advance() {
+        long consumed = (long) ChunkLayout.WORD.getAcquire(notifyRegion.segment(), notifyOffset); // pushed by the receiver
+        if (sealed + 1 - consumed >= ring.length) {
+            int room = config.cMax() - ring.length;
+            if (room <= 0) {
+                return false;
+            }
+            grow(Math.min(config.c(), room));
+        }
+        // Ordered after this chunk's last record; announces how many chunks follow it now.
+        link.writeLong(ring[current], ChunkLayout.PRODUCER_OFFSET,
+                ChunkLayout.producerWord(position, growthSinceSeal, true));
+        sealed++;
+        growthSinceSeal = 0;
+        current = current + 1 == ring.length ? 0 : current + 1;
+        position = 0;
+        link.awaitCompletion(lastTicket); // staging is refilled from offset 0: earlier writes must have read it
+        return true;
+    }
+
+    private void awaitSpace() {
+        long start = System.nanoTime();
+        long timeout = config.timeout().toNanos();
+        idle.reset();
+        while (!advance()) {
+            link.checkAlive();
+            if (System.nanoTime() - start > timeout) {
+                throw new MessagingException("destination thread " + Long.toHexString(destination)
+                        + " consumed nothing for " + config.timeout().toMillis() + " ms: all " + ring.length
+                        + " chunks of " + config.chunkSize() + " bytes from thread " + Long.toHexString(sender)
+                        + " are full (cMax " + config.cMax() + ")");
+            }
+            idle.idle();
+        }
+    }
+
+    private void setUp() {
+        RemoteRegion[] chunks = node.requestChunks(link, sender, destination, config.c(), config.chunkSize(),
+                notifyRegion.remote(), notifyOffset, config.timeout());
+        ring = chunks;
+    }
+
+    private void grow(int count) {
+        RemoteRegion[] added = node.requestChunks(link, sender, destination, count, config.chunkSize(),
+                notifyRegion.remote(), notifyOffset, config.timeout());
+        RemoteRegion[] grown = Arrays.copyOf(ring, ring.length + added.length);
+        System.arraycopy(ring, current + 1, grown, current + 1 + added.length, ring.length - current - 1);
+        System.arraycopy(added, 0, grown, current + 1, added.length);
+        ring = grown;
+        growthSinceSeal += added.length;
+    }
+
+    // ---- RETRY_ASYNC queue (callers hold the lock) ----
+
+    private void enqueue(RecordWriter writer) {
+        long limit = config.asyncQueueLimitBytes();
+        long maxRecord = dataCapacity - ChunkLayout.RECORD_HEADER_LENGTH;
+        ensureQueueCapacity(ChunkLayout.RECORD_HEADER_LENGTH + maxRecord);
+        long length = writer.write(queue, queueTail + ChunkLayout.RECORD_HEADER_LENGTH, maxRecord);
+        if (length <= 0) {
+            throw length < 0 ? oversize() : new MessagingException("record writer reported 0 bytes");
+        }
+        long size = ChunkLayout.recordSize(length);
+        if (queueTail - queueHead + size > limit) {
+            throw new MessagingException("asynchronous queue of messenger " + Long.toHexString(sender) + " -> "
+                    + Long.toHexString(destination) + " is full: " + (queueTail - queueHead) + " bytes in "
+                    + queuedRecords + " calls queued, limit " + limit + " (asyncQueueLimitBytes); the call was not sent");
+        }
+        queue.set(ValueLayout.JAVA_INT_UNALIGNED, queueTail, (int) length);
+        queueTail += size;
+        queuedRecords++;
+        if (!queued) {
+            queued = true; // volatile: the sender thread now takes the lock on every call until the queue drains
+            node.flushLater(this);
+        }
+    }
+
+    /** Moves queued records into chunks, oldest first, while there is room. Returns true if the queue is empty. */
+    synchronized boolean drainQueue() {
+        while (queueHead < queueTail) {
+            long length = queue.get(ValueLayout.JAVA_INT_UNALIGNED, queueHead);
+            long from = queueHead + ChunkLayout.RECORD_HEADER_LENGTH;
+            boolean written = tryWrite((target, offset, limit) -> {
+                if (length > limit) {
+                    return -1;
+                }
+                MemorySegment.copy(queue, from, target, offset, length);
+                return length;
+            });
+            if (!written) {
+                return false;
+            }
+            queueHead += ChunkLayout.recordSize(length);
+            queuedRecords--;
+        }
+        queueHead = 0;
+        queueTail = 0;
+        queued = false; // volatile: publishes the messenger state to the sender thread's lock-free path
+        return true;
+    }
+
+    private void ensureQueueCapacity(long extra) {
+        if (queue.byteSize() - queueTail >= extra) {
+            return;
+        }
+        long live = queueTail - queueHead;
+        long needed = live + extra;
+        MemorySegment larger = queue.byteSize() >= needed && queueHead > 0 ? queue
+                : MemorySegment.ofArray(new byte[(int) Math.min(Integer.MAX_VALUE - 8,
+                        Math.max(needed, 2 * queue.byteSize()))]);
+        MemorySegment.copy(queue, queueHead, larger, 0, live);
+        queue = larger;
+        queueHead = 0;
+        queueTail = live;
+    }
+
+    private MessagingException oversize() {
+        return new MessagingException("call of more than " + (dataCapacity - ChunkLayout.RECORD_HEADER_LENGTH)
+                + " bytes does not fit an empty chunk of " + config.chunkSize() + " bytes (messenger "
+                + Long.toHexString(sender) + " -> " + Long.toHexString(destination) + "); raise chunkSize");
+    }
+
+    @Override
+    public void close() {
+        staging.close();
+    }
+
+    @Override
+    public String toString() {
+        return "Messenger[" + Long.toHexString(sender) + " -> " + Long.toHexString(destination) + ", chunks "
+                + ring.length + ", sealed " + sealed + "]";
+    }
+
+}

@@ -1,0 +1,288 @@
+package io.fabricrpc.messaging;
+
+import io.fabricrpc.transport.Transport;
+import io.fabricrpc.transport.TransportFixture;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+
+import java.lang.foreign.MemorySegment;
+import java.lang.foreign.ValueLayout;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.ConcurrentLinkedQueue;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicReference;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertInstanceOf;
+import static org.junit.jupiter.api.Assertions.assertNull;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+/** One-sided messengers over a real transport; every transport module runs it with its own fixture. */
+public abstract class MessengerTest {
+    static final long RECEIVER = 0x1_0000_0007L;
+
+    protected abstract TransportFixture fixture();
+
+    private Transport senderEndpoint;
+    private Transport receiverEndpoint;
+    private MessagingNode senders;
+    private MessagingNode receivers;
+    private ReceivingThread receiver;
+
+    @BeforeEach
+    void open() {
+        senderEndpoint = fixture().open();
+        receiverEndpoint = fixture().open();
+        senders = new MessagingNode(senderEndpoint);
+        receivers = new MessagingNode(receiverEndpoint);
+        receiver = receivers.registerReceiver(RECEIVER);
+    }
+
+    @AfterEach
+    void close() {
+        senders.close();
+        receivers.close();
+        senderEndpoint.close();
+        receiverEndpoint.close();
+    }
+
+    private Messenger messenger(long sender, MessengerConfig config) {
+        return senders.messenger(sender, RECEIVER, receiverEndpoint.address(), config);
+    }
+
+    /** A record of (sender, sequence, padding bytes). */
+    private static RecordWriter record(long sender, long sequence, int padding) {
+        return (target, offset, limit) -> {
+            if (limit < 16 + padding) {
+                return -1;
+            }
+            target.set(ValueLayout.JAVA_LONG_UNALIGNED, offset, sender);
+            target.set(ValueLayout.JAVA_LONG_UNALIGNED, offset + 8, sequence);
+            return 16 + padding;
+        };
+    }
+
+    /** Checks per-sender FIFO and counts; thread-confined to the receiving thread. */
+    private static final class OrderChecker implements RecordHandler {
+        final Map<Long, Long> next = new HashMap<>();
+        long total;
+        String error;
+
+        @Override
+        public void onRecord(long sender, MemorySegment record, long offset, long length) {
+            long claimed = record.get(ValueLayout.JAVA_LONG_UNALIGNED, offset);
+            long sequence = record.get(ValueLayout.JAVA_LONG_UNALIGNED, offset + 8);
+            long expected = next.getOrDefault(sender, 0L);
+            if (error == null && (claimed != sender || sequence != expected)) {
+                error = "from " + Long.toHexString(sender) + ": got (" + Long.toHexString(claimed) + ", " + sequence
+                        + "), expected sequence " + expected;
+            }
+            next.put(sender, sequence + 1);
+            total++;
+        }
+    }
+
+    private void drain(OrderChecker checker, long expectedTotal) {
+        long deadline = System.nanoTime() + 60_000_000_000L;
+        while (checker.total < expectedTotal) {
+            if (receiver.processCalls(checker) == 0) {
+                Thread.onSpinWait();
+            }
+            assertTrue(System.nanoTime() < deadline, "only " + checker.total + " of " + expectedTotal + " records in 60 s");
+        }
+        assertNull(checker.error);
+    }
+
+    @Test
+    void recordsArriveExactlyOnceAndInOrderPerSender() throws Exception {
+        int senderThreads = 3;
+        long perSender = Long.getLong("fabricrpc.messenger.records", 300_000L);
+        MessengerConfig config = MessengerConfig.defaults().withChunks(4096, 2, 4);
+        AtomicReference<Throwable> failure = new AtomicReference<>();
+        List<Thread> threads = new ArrayList<>();
+        for (int s = 0; s < senderThreads; s++) {
+            long id = 0x2_0000_0000L + s;
+            threads.add(Thread.ofPlatform().start(() -> {
+                try (Messenger messenger = messenger(id, config)) {
+                    for (long i = 0; i < perSender; i++) {
+                        assertTrue(messenger.send(record(id, i, (int) (i % 5) * 4)));
+                    }
+                } catch (Throwable t) {
+                    failure.compareAndSet(null, t);
+                }
+            }));
+        }
+        OrderChecker checker = new OrderChecker();
+        drain(checker, senderThreads * perSender);
+        for (Thread thread : threads) {
+            thread.join();
+        }
+        assertNull(failure.get());
+        Thread.sleep(20);
+        assertEquals(0, receiver.processCalls(checker), "no record delivered twice");
+        assertEquals(senderThreads * perSender, checker.total);
+    }
+
+    @Test
+    void aSlowReceiverGrowsTheRingToCMaxThenFailReturnsFalse() {
+        MessengerConfig config = MessengerConfig.defaults().withChunks(4096, 2, 6).withFullPolicy(FullPolicy.FAIL);
+        Messenger messenger = messenger(1, config);
+        long sent = 0;
+        while (messenger.send(record(1, sent, 0))) {
+            sent++;
+            assertTrue(sent < 100_000, "the messenger never filled");
+        }
+        assertEquals(6, messenger.chunkCount(), "grown from c = 2 to cMax = 6");
+        assertFalse(messenger.send(record(1, sent, 0)), "still full");
+        OrderChecker checker = new OrderChecker();
+        drain(checker, sent);
+        assertEquals(6, receiver.chunksFrom(1), "the receiver's ring mirrors the sender's");
+        // Room again: the sequence continues where it stopped.
+        assertTrue(messenger.send(record(1, sent, 0)));
+        drain(checker, sent + 1);
+        messenger.close();
+    }
+
+    @Test
+    void retryWaitsUntilTheReceiverConsumes() throws Exception {
+        MessengerConfig config = MessengerConfig.defaults().withChunks(4096, 2, 2).withFullPolicy(FullPolicy.RETRY);
+        long records = 5_000; // several times what two 4 KiB chunks hold
+        OrderChecker checker = new OrderChecker();
+        AtomicBoolean started = new AtomicBoolean();
+        Thread late = Thread.ofPlatform().start(() -> {
+            try {
+                Thread.sleep(200);
+            } catch (InterruptedException e) {
+                return;
+            }
+            started.set(true);
+            drain(checker, records);
+        });
+        try (Messenger messenger = messenger(2, config)) {
+            for (long i = 0; i < records; i++) {
+                assertTrue(messenger.send(record(2, i, 0)));
+            }
+        }
+        late.join(60_000);
+        assertTrue(started.get());
+        assertEquals(records, checker.total);
+        assertNull(checker.error);
+    }
+
+    @Test
+    void retryGivesUpWithTheCountsAfterItsTimeout() {
+        MessengerConfig config = MessengerConfig.defaults().withChunks(4096, 2, 3).withFullPolicy(FullPolicy.RETRY)
+                .withTimeout(Duration.ofMillis(200));
+        try (Messenger messenger = messenger(3, config)) {
+            MessagingException e = assertThrows(MessagingException.class, () -> {
+                for (long i = 0; ; i++) {
+                    messenger.send(record(3, i, 0));
+                }
+            });
+            assertTrue(e.getMessage().contains("all 3 chunks of 4096 bytes") && e.getMessage().contains("200 ms"),
+                    e.getMessage());
+        }
+    }
+
+    @Test
+    void retryAsyncQueuesInOrderAndTheFlusherDeliversLater() {
+        MessengerConfig config = MessengerConfig.defaults().withChunks(4096, 2, 2).withFullPolicy(FullPolicy.RETRY_ASYNC);
+        long records = 5_000;
+        try (Messenger messenger = messenger(4, config)) {
+            for (long i = 0; i < records; i++) {
+                assertTrue(messenger.send(record(4, i, 0)));
+            }
+            assertTrue(messenger.queuedBytes() > 0, "most calls are queued while the receiver sleeps");
+            OrderChecker checker = new OrderChecker();
+            drain(checker, records);
+            assertEquals(records, checker.total);
+            assertEquals(0, messenger.queuedBytes());
+        }
+    }
+
+    @Test
+    void theAsyncQueueLimitIsAClearErrorNotADrop() {
+        MessengerConfig config = new MessengerConfig(4096, 1, 1, FullPolicy.RETRY_ASYNC, Duration.ofSeconds(5), 1000);
+        try (Messenger messenger = messenger(5, config)) {
+            MessagingException e = assertThrows(MessagingException.class, () -> {
+                for (long i = 0; ; i++) {
+                    messenger.send(record(5, i, 0));
+                }
+            });
+            assertTrue(e.getMessage().contains("limit 1000"), e.getMessage());
+        }
+    }
+
+    @Test
+    void aCallLargerThanAChunkIsRefused() {
+        try (Messenger messenger = messenger(6, MessengerConfig.defaults().withChunks(4096, 2, 2))) {
+            MessagingException e = assertThrows(MessagingException.class, () -> messenger.send(record(6, 0, 5000)));
+            assertTrue(e.getMessage().contains("4096"), e.getMessage());
+            assertTrue(messenger.send(record(6, 0, 0)), "the messenger still works");
+            OrderChecker checker = new OrderChecker();
+            drain(checker, 1);
+        }
+    }
+
+    @Test
+    void anUnknownDestinationThreadIsRefusedClearly() {
+        try (Messenger messenger = senders.messenger(7, 0xDEADL, receiverEndpoint.address(), MessengerConfig.defaults())) {
+            MessagingException e = assertThrows(MessagingException.class, () -> messenger.send(record(7, 0, 0)));
+            assertTrue(e.getMessage().contains("dead") && e.getMessage().contains("no such destination thread"),
+                    e.getMessage());
+        }
+    }
+
+    @Test
+    void aCorruptChunkStopsOnlyItsSender() {
+        ConcurrentLinkedQueue<RuntimeException> errors = new ConcurrentLinkedQueue<>();
+        receiver.onError((sender, error) -> errors.add(error));
+        MessengerConfig config = MessengerConfig.defaults().withChunks(4096, 2, 2);
+        try (Messenger good = messenger(8, config); Messenger bad = messenger(9, config)) {
+            assertTrue(good.send(record(8, 0, 0)));
+            assertTrue(bad.send(record(9, 0, 0)));
+            OrderChecker checker = new OrderChecker();
+            drain(checker, 2);
+            // Sender 9 misbehaves: its producer word claims more bytes than a chunk holds.
+            bad.link().writeLong(bad.currentChunk(), ChunkLayout.PRODUCER_OFFSET, 1L << 30);
+            receiver.processCalls(checker);
+            assertEquals(1, errors.size());
+            assertInstanceOf(CorruptChunkException.class, errors.peek());
+            assertTrue(errors.peek().getMessage().contains(Long.toHexString(9)), errors.peek().getMessage());
+            assertTrue(good.send(record(8, 1, 0)));
+            drain(checker, 3);
+            assertEquals(1, errors.size(), "reported once");
+        }
+    }
+
+    @Test
+    void aFailingCallDoesNotStopTheCallsBehindIt() {
+        ConcurrentLinkedQueue<RuntimeException> errors = new ConcurrentLinkedQueue<>();
+        receiver.onError((sender, error) -> errors.add(error));
+        try (Messenger messenger = messenger(10, MessengerConfig.defaults())) {
+            for (long i = 0; i < 10; i++) {
+                messenger.send(record(10, i, 0));
+            }
+            List<Long> seen = new ArrayList<>();
+            long deadline = System.nanoTime() + 10_000_000_000L;
+            while (seen.size() < 10 && System.nanoTime() < deadline) {
+                receiver.processCalls((sender, record, offset, length) -> {
+                    long sequence = record.get(ValueLayout.JAVA_LONG_UNALIGNED, offset + 8);
+                    seen.add(sequence);
+                    if (sequence == 3) {
+                        throw new IllegalStateException("call 3 fails");
+                    }
+                });
+            }
+            assertEquals(List.of(0L, 1L, 2L, 3L, 4L, 5L, 6L, 7L, 8L, 9L), seen);
+            assertEquals(1, errors.size());
+        }
+    }
+}

@@ -51,6 +51,7 @@ public final class ControlPlane implements AutoCloseable {
 
     private static final Logger LOG = LoggerFactory.getLogger(ControlPlane.class);
     private static final long CLOSE_WAIT_MILLIS = 2000;
+    private static final int MAX_KEPT_REFUSALS = 256;
 
     private final JobConfig config;
     private final EventLoopGroup group;
@@ -140,6 +141,7 @@ public final class ControlPlane implements AutoCloseable {
      *                               missing ranks on rank 0), connection lost, or this control plane was closed
      */
     public Membership join(Map<String, byte[]> localDescriptors) {
+        notOnEventLoop("join");
         if (!joinCalled.compareAndSet(false, true)) {
             throw new IllegalStateException("join already called on rank " + config.rank());
         }
@@ -172,6 +174,7 @@ public final class ControlPlane implements AutoCloseable {
      * @throws IllegalStateException if {@link #join} has not completed
      */
     public void shutdown(Duration timeout) {
+        notOnEventLoop("shutdown");
         if (membership == null) {
             throw new IllegalStateException("shutdown before join completed on rank " + config.rank());
         }
@@ -191,13 +194,24 @@ public final class ControlPlane implements AutoCloseable {
      * Leaves the job in an orderly way (peers see {@link ControlPlaneListener#peerLeft}, not a failure) and
      * releases the event-loop thread and sockets; bounded (about 2 s at worst). Afterwards every rank counts as
      * gone for this process. On rank 0 without a prior {@link #shutdown()}, members lose their coordinator.
-     * Idempotent.
+     * Idempotent. From a listener callback it returns at once and completes on a helper thread.
      */
     @Override
     public void close() {
         if (!closed.compareAndSet(false, true)) {
             return;
         }
+        if (loop.inEventLoop()) {
+            // Called from a listener: the event loop cannot wait for itself, so finish on a helper thread.
+            Thread t = new Thread(this::closeNow, THREAD_NAME_PREFIX + "close-r" + config.rank());
+            t.setDaemon(true);
+            t.start();
+            return;
+        }
+        closeNow();
+    }
+
+    private void closeNow() {
         try {
             Promise<Void> done = loop.newPromise();
             loop.execute(() -> role.close(done));
@@ -257,7 +271,8 @@ public final class ControlPlane implements AutoCloseable {
     /**
      * Cheap liveness check for waits: one volatile read, no allocation while the peer is alive.
      *
-     * @throws PeerFailedException if {@code rank} failed or left (a fresh exception whose cause is the original)
+     * @throws PeerFailedException       if {@code rank} failed or left (a fresh exception whose cause is the original)
+     * @throws IndexOutOfBoundsException if {@code rank} is not in {@code [0, size)}
      */
     public void checkAlive(int rank) {
         PeerFailedException d = departures.get(rank); // volatile read
@@ -298,7 +313,7 @@ public final class ControlPlane implements AutoCloseable {
         return jobShutdown;
     }
 
-    /** Rank 0: join attempts refused so far (remote address, claimed rank, reason); empty on other ranks. */
+    /** Rank 0: the last 256 join attempts refused (remote address, claimed rank, reason); empty on other ranks. */
     public List<JoinRefusal> refusals() {
         return List.copyOf(refusals);
     }
@@ -375,6 +390,9 @@ public final class ControlPlane implements AutoCloseable {
         LOG.warn("coordinator refused join from {} claiming rank {}: {} ({})", refusal.remoteAddress(),
             refusal.claimedRank(), refusal.message(), refusal.reason());
         synchronized (listenerLock) {
+            if (refusals.size() >= MAX_KEPT_REFUSALS) {
+                refusals.remove(0); // bounded: a flood of bad joins must not grow memory
+            }
             refusals.add(refusal);
             for (ControlPlaneListener l : listeners) {
                 safely(() -> l.joinRefused(refusal));
@@ -395,6 +413,12 @@ public final class ControlPlane implements AutoCloseable {
             r.run();
         } catch (RuntimeException e) {
             LOG.error("control plane listener threw", e);
+        }
+    }
+
+    private void notOnEventLoop(String what) {
+        if (loop.inEventLoop()) {
+            throw new IllegalStateException(what + " blocks and must not be called from a control-plane listener");
         }
     }
 

@@ -394,6 +394,32 @@ class ControlPlaneTest {
     }
 
     @Test
+    void singleProcessJobFormsAndShutsDownAlone() {
+        ControlPlane c = start(config(0, 1, 0).build());
+        Membership m = c.join(descriptors(0));
+        assertEquals(1, m.size());
+        c.shutdown(Duration.ofSeconds(2));
+        assertTrue(c.isJobShutdown());
+        assertNull(c.failure(0));
+    }
+
+    @Test
+    void aListenerMayCloseItsControlPlaneWhenAPeerFails() throws Exception {
+        List<ControlPlane> job = formJob(3);
+        ControlPlane m1 = job.get(1);
+        m1.addListener(new ControlPlaneListener() {
+            @Override
+            public void peerFailed(int rank, PeerFailedException failure) {
+                m1.close();
+            }
+        });
+        job.get(2).abortForTest();
+        awaitMillis(() -> !job.get(0).isAlive(1), 3000);
+        assertNull(job.get(0).failure(1), "rank 1 closed in an orderly way");
+        awaitMillis(() -> controlThreads() == 1, 5000); // only rank 0's loop is left
+    }
+
+    @Test
     void controlThreadsAreDaemons() throws Exception {
         formJob(2);
         assertTrue(Thread.getAllStackTraces().keySet().stream()

@@ -301,7 +301,7 @@ class ControlPlaneTest {
         long millis = awaitMillis(() -> job.get(1).failure(2) != null, 3000);
         System.out.println("silent peer declared failed after " + millis + " ms (timeout 500 ms)");
         assertTrue(job.get(1).failure(2).getMessage().contains("no heartbeat"), job.get(1).failure(2).getMessage());
-        assertTrue(millis >= 400, "declared after only " + millis + " ms");
+        assertTrue(millis >= 300, "declared after only " + millis + " ms");
         assertNull(job.get(1).failure(0));
     }
 

@@ -84,6 +84,27 @@ class LocalLauncherTest {
     }
 
     @Test
+    void hungMemberIsDeclaredFailedAfterTheFailureTimeout() throws Exception {
+        try (LocalLauncher job = launch("survive")) {
+            awaitJoined(job);
+            Instant stoppedAt = Instant.now();
+            Process stop = new ProcessBuilder("kill", "-STOP", Long.toString(job.process(2).pid())).start();
+            assertTrue(stop.waitFor(5, TimeUnit.SECONDS) && stop.exitValue() == 0, "kill -STOP failed");
+            List<Long> latencies = new ArrayList<>();
+            for (int r = 0; r < 2; r++) {
+                String line = job.process(r).awaitLine(l -> l.startsWith("WAITER_FAILED"), Duration.ofSeconds(5));
+                assertTrue(line.startsWith("WAITER_FAILED rank=2 ") && line.contains("no heartbeat"), line);
+                latencies.add((observedAt(line) - micros(stoppedAt)) / 1000);
+            }
+            System.out.println("SIGSTOP of rank 2 (failure timeout 1000 ms) observed by ranks 0,1 after "
+                + latencies + " ms");
+            latencies.forEach(ms -> assertTrue(ms >= 800 && ms < 4000, "latency " + ms + " ms"));
+            job.process(2).kill();
+            job.awaitAll(STEP);
+        }
+    }
+
+    @Test
     void killedCoordinatorFailsEveryMember() {
         try (LocalLauncher job = launch("survive")) {
             awaitJoined(job);

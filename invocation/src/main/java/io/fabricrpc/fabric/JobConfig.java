@@ -37,8 +37,8 @@ import org.slf4j.LoggerFactory;
  * <table>
  *   <caption>Explicit settings</caption>
  *   <tr><td>{@code FABRICRPC_RANK}, {@code FABRICRPC_SIZE}</td><td>rank and job size (both or neither)</td></tr>
- *   <tr><td>{@code FABRICRPC_COORDINATOR}</td><td>{@code host:port} of rank 0's coordinator (or {@code host}
- *       with the port from {@code FABRICRPC_COORDINATOR_PORT})</td></tr>
+ *   <tr><td>{@code FABRICRPC_COORDINATOR}</td><td>{@code host:port} of rank 0's coordinator (IPv6 as
+ *       {@code [::1]:7000}), or {@code host} with the port from {@code FABRICRPC_COORDINATOR_PORT}</td></tr>
  *   <tr><td>{@code FABRICRPC_THREADS}</td><td>long-lived worker threads per process (default 1)</td></tr>
  *   <tr><td>{@code FABRICRPC_LOCAL_RANK}</td><td>rank among the processes on this node (default unknown)</td></tr>
  *   <tr><td>{@code FABRICRPC_JOB_SECRET}</td><td>the job secret (UTF-8, at least {@value #MIN_SECRET_BYTES}
@@ -356,7 +356,8 @@ public final class JobConfig {
         if (coordinator != null) {
             int colon = coordinator.lastIndexOf(':');
             boolean bracketed = coordinator.startsWith("[");
-            if (colon > 0 && (!bracketed || coordinator.lastIndexOf(']') < colon)) {
+            boolean bareIpv6 = !bracketed && coordinator.indexOf(':') != colon;
+            if (colon > 0 && !bareIpv6 && (!bracketed || coordinator.lastIndexOf(']') < colon)) {
                 host = coordinator.substring(0, colon);
                 port = parsePort(ENV_COORDINATOR, coordinator.substring(colon + 1));
             } else {

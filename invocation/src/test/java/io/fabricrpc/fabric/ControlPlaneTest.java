@@ -394,6 +394,21 @@ class ControlPlaneTest {
     }
 
     @Test
+    void shutdownIsBoundedWhenARankNeverArrives() throws Exception {
+        List<ControlPlane> job = formJob(3);
+        CompletableFuture<Void> s1 = CompletableFuture.runAsync(() -> job.get(1).shutdown(Duration.ofSeconds(10)),
+            pool);
+        ControlPlaneException e = assertThrows(ControlPlaneException.class,
+            () -> job.get(0).shutdown(Duration.ofMillis(500)));
+        assertTrue(e.getMessage().contains("ranks not at the barrier: [2]"), e.getMessage());
+        // The coordinator closed: rank 1's barrier ends at once instead of running into its own timeout.
+        java.util.concurrent.ExecutionException x = assertThrows(java.util.concurrent.ExecutionException.class,
+            () -> s1.get(3, TimeUnit.SECONDS));
+        assertInstanceOf(PeerFailedException.class, x.getCause());
+        assertEquals(0, ((PeerFailedException) x.getCause()).rank());
+    }
+
+    @Test
     void singleProcessJobFormsAndShutsDownAlone() {
         ControlPlane c = start(config(0, 1, 0).build());
         Membership m = c.join(descriptors(0));

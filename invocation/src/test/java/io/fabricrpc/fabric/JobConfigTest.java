@@ -59,6 +59,15 @@ class JobConfigTest {
     }
 
     @Test
+    void bareIpv6CoordinatorTakesThePortFromItsOwnVariable() {
+        JobConfig c = JobConfig.fromEnvironment(env("FABRICRPC_RANK", "0", "FABRICRPC_SIZE", "2",
+            "FABRICRPC_COORDINATOR", "fe80::1", "FABRICRPC_COORDINATOR_PORT", "7001", "FABRICRPC_JOB_SECRET", SECRET),
+            Map.of());
+        assertEquals("fe80::1", c.coordinatorHost());
+        assertEquals(7001, c.coordinatorPort());
+    }
+
+    @Test
     void explicitTakesPrecedenceOverSlurm() {
         JobConfig c = JobConfig.fromEnvironment(env("FABRICRPC_RANK", "1", "FABRICRPC_SIZE", "2",
             "FABRICRPC_COORDINATOR", "127.0.0.1:9000", "FABRICRPC_JOB_SECRET", SECRET,

@@ -62,6 +62,7 @@ final class Coordinator implements ControlPlane.Role {
     private CompletableFuture<Void> shutdownResult;
     private boolean released;
     private boolean closing;
+    private boolean muted;
 
     Coordinator(ControlPlane cp, JobConfig cfg, EventLoop loop) {
         this.cp = cp;
@@ -334,8 +335,6 @@ final class Coordinator implements ControlPlane.Role {
     public void muteHeartbeats() {
         muted = true;
     }
-
-    private boolean muted;
 
     // ------------------------------------------------------------------------------------------ per connection
 

@@ -55,6 +55,8 @@ public final class LocalLauncher implements AutoCloseable {
         private final Process process;
         private final ArrayDeque<String> lines = new ArrayDeque<>();
         private volatile boolean killedOnPurpose;
+        /** Guarded by {@code lines}. */
+        private boolean readerDone;
 
         private RankProcess(int rank, Process process) {
             this.rank = rank;
@@ -128,8 +130,6 @@ public final class LocalLauncher implements AutoCloseable {
                 }
             }
         }
-
-        private boolean readerDone;
 
         private void pump(PrintStream forward) {
             try (BufferedReader r = new BufferedReader(new InputStreamReader(process.getInputStream(),

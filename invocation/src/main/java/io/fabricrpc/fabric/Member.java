@@ -56,6 +56,9 @@ final class Member implements ControlPlane.Role {
     private long lastSeenNanos;
     private long lastTickNanos;
     private boolean closing;
+    private boolean muted;
+    private byte[] nonceM;
+    private byte[] expectedMacC;
 
     Member(ControlPlane cp, JobConfig cfg, EventLoop loop) {
         this.cp = cp;
@@ -148,8 +151,6 @@ final class Member implements ControlPlane.Role {
             }
         });
     }
-
-    private byte[] nonceM;
 
     private void sendHello() {
         nonceM = new byte[NONCE_BYTES];
@@ -271,8 +272,6 @@ final class Member implements ControlPlane.Role {
         muted = true;
     }
 
-    private boolean muted;
-
     // ------------------------------------------------------------------------------------------ the connection
 
     private final class Handler extends SimpleChannelInboundHandler<ByteBuf> {
@@ -316,8 +315,6 @@ final class Member implements ControlPlane.Role {
             state = State.AUTH_SENT;
             ch.writeAndFlush(auth(ch.alloc(), macM));
         }
-
-        private byte[] expectedMacC;
 
         private void onAccept(byte type, ByteBuf in) {
             if (type != ACCEPT) {

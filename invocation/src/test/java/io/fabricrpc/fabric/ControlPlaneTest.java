@@ -380,6 +380,12 @@ class ControlPlaneTest {
             cp.close();
         }
         awaitMillis(() -> controlThreads() == 0, 3000);
+        // Netty's shared helper thread (used while a channel registers) exits by itself after a second idle.
+        assertTrue(io.netty.util.concurrent.GlobalEventExecutor.INSTANCE.awaitInactivity(5, TimeUnit.SECONDS));
+        List<String> netty = Thread.getAllStackTraces().keySet().stream().filter(Thread::isAlive)
+            .map(Thread::getName).filter(n -> n.contains("EventExecutor") || n.contains("nioEventLoop")
+                || n.startsWith(ControlPlane.THREAD_NAME_PREFIX)).toList();
+        assertEquals(List.of(), netty, "threads left behind");
         try (ServerSocket s = new ServerSocket()) {
             s.setReuseAddress(true);
             s.bind(new java.net.InetSocketAddress("127.0.0.1", port));

@@ -1,0 +1,624 @@
+package io.fabricrpc.fabric;
+
+import java.io.IOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.attribute.PosixFilePermission;
+import java.time.Duration;
+import java.util.Arrays;
+import java.util.Map;
+import java.util.Objects;
+import java.util.Set;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * Everything a process needs to join a job: its rank, the job size, threads per process, where the coordinator
+ * is, the job secret and the failure-detection timings. Immutable and thread-safe; {@link #toString()} never
+ * shows the secret.
+ *
+ * <p>Built explicitly with {@link #builder()} or read from the launch environment with
+ * {@link #fromEnvironment(Map, Map)}, which looks, in this order, at:
+ * <ol>
+ *   <li>explicit settings: environment variables {@code FABRICRPC_*} (table below); for every variable except the
+ *       secret itself a system property of the same name in lower case with dots (e.g.
+ *       {@code -Dfabricrpc.coordinator.port=7000}) overrides the variable;</li>
+ *   <li>Slurm ({@code srun}): {@code SLURM_PROCID}, {@code SLURM_NTASKS}, {@code SLURM_LOCALID}; the coordinator
+ *       host is the first host of {@code SLURM_STEP_NODELIST} (else {@code SLURM_JOB_NODELIST}), where Slurm's
+ *       default distribution places task 0; the port is derived from {@code SLURM_JOB_ID}/{@code SLURM_STEP_ID}
+ *       unless given;</li>
+ *   <li>Open MPI ({@code mpirun}): {@code OMPI_COMM_WORLD_RANK}, {@code OMPI_COMM_WORLD_SIZE},
+ *       {@code OMPI_COMM_WORLD_LOCAL_RANK}; the coordinator is 127.0.0.1 if every rank is on this node
+ *       ({@code OMPI_COMM_WORLD_LOCAL_SIZE == OMPI_COMM_WORLD_SIZE}), otherwise {@code FABRICRPC_COORDINATOR}
+ *       must name it; the port is derived from {@code PMIX_NAMESPACE} unless given.</li>
+ * </ol>
+ *
+ * <table>
+ *   <caption>Explicit settings</caption>
+ *   <tr><td>{@code FABRICRPC_RANK}, {@code FABRICRPC_SIZE}</td><td>rank and job size (both or neither)</td></tr>
+ *   <tr><td>{@code FABRICRPC_COORDINATOR}</td><td>{@code host:port} of rank 0's coordinator (IPv6 as
+ *       {@code [::1]:7000}), or {@code host} with the port from {@code FABRICRPC_COORDINATOR_PORT}</td></tr>
+ *   <tr><td>{@code FABRICRPC_THREADS}</td><td>long-lived worker threads per process (default 1)</td></tr>
+ *   <tr><td>{@code FABRICRPC_LOCAL_RANK}</td><td>rank among the processes on this node (default unknown)</td></tr>
+ *   <tr><td>{@code FABRICRPC_JOB_SECRET}</td><td>the job secret (UTF-8, at least {@value #MIN_SECRET_BYTES}
+ *       bytes); never from a system property, which would show in the process list</td></tr>
+ *   <tr><td>{@code FABRICRPC_JOB_SECRET_FILE}</td><td>file holding the secret (trailing newline ignored)</td></tr>
+ *   <tr><td>{@code FABRICRPC_BIND_HOST}, {@code FABRICRPC_ADVERTISED_HOST}</td><td>address rank 0 binds; host
+ *       this process is published as</td></tr>
+ *   <tr><td>{@code FABRICRPC_HEARTBEAT_MS}, {@code FABRICRPC_FAILURE_TIMEOUT_MS},
+ *       {@code FABRICRPC_JOIN_TIMEOUT_MS}</td><td>timings (defaults 100, 500, 30000)</td></tr>
+ * </table>
+ */
+public final class JobConfig {
+
+    private static final Logger LOG = LoggerFactory.getLogger(JobConfig.class);
+
+    public static final String ENV_RANK = "FABRICRPC_RANK";
+    public static final String ENV_SIZE = "FABRICRPC_SIZE";
+    public static final String ENV_THREADS = "FABRICRPC_THREADS";
+    public static final String ENV_LOCAL_RANK = "FABRICRPC_LOCAL_RANK";
+    public static final String ENV_COORDINATOR = "FABRICRPC_COORDINATOR";
+    public static final String ENV_COORDINATOR_PORT = "FABRICRPC_COORDINATOR_PORT";
+    public static final String ENV_BIND_HOST = "FABRICRPC_BIND_HOST";
+    public static final String ENV_ADVERTISED_HOST = "FABRICRPC_ADVERTISED_HOST";
+    public static final String ENV_JOB_SECRET = "FABRICRPC_JOB_SECRET";
+    public static final String ENV_JOB_SECRET_FILE = "FABRICRPC_JOB_SECRET_FILE";
+    public static final String ENV_HEARTBEAT_MS = "FABRICRPC_HEARTBEAT_MS";
+    public static final String ENV_FAILURE_TIMEOUT_MS = "FABRICRPC_FAILURE_TIMEOUT_MS";
+    public static final String ENV_JOIN_TIMEOUT_MS = "FABRICRPC_JOIN_TIMEOUT_MS";
+
+    /** Shortest accepted job secret. */
+    public static final int MIN_SECRET_BYTES = 16;
+    public static final Duration DEFAULT_HEARTBEAT_INTERVAL = Duration.ofMillis(100);
+    public static final Duration DEFAULT_FAILURE_TIMEOUT = Duration.ofMillis(500);
+    public static final Duration DEFAULT_JOIN_TIMEOUT = Duration.ofSeconds(30);
+
+    /** Where the rank and size came from. */
+    public enum Source { EXPLICIT, SLURM, OPEN_MPI }
+
+    private final int rank;
+    private final int size;
+    private final int threadsPerProcess;
+    private final int localRank;
+    private final String coordinatorHost;
+    private final int coordinatorPort;
+    private final String bindHost;
+    private final String advertisedHost;
+    private final byte[] jobSecret;
+    private final Duration heartbeatInterval;
+    private final Duration failureTimeout;
+    private final Duration joinTimeout;
+    private final Source source;
+
+    private JobConfig(Builder b) {
+        this.rank = b.rank;
+        this.size = b.size;
+        this.threadsPerProcess = b.threadsPerProcess;
+        this.localRank = b.localRank;
+        this.coordinatorHost = b.coordinatorHost;
+        this.coordinatorPort = b.coordinatorPort;
+        this.bindHost = b.bindHost;
+        this.advertisedHost = b.advertisedHost;
+        this.jobSecret = b.jobSecret == null ? null : b.jobSecret.clone();
+        this.heartbeatInterval = b.heartbeatInterval;
+        this.failureTimeout = b.failureTimeout;
+        this.joinTimeout = b.joinTimeout;
+        this.source = b.source;
+    }
+
+    public int rank() {
+        return rank;
+    }
+
+    public int size() {
+        return size;
+    }
+
+    public int threadsPerProcess() {
+        return threadsPerProcess;
+    }
+
+    /** Rank among the processes of this job on this node, or -1 if unknown. */
+    public int localRank() {
+        return localRank;
+    }
+
+    /** True for rank 0, which runs the coordinator. */
+    public boolean isCoordinator() {
+        return rank == 0;
+    }
+
+    public String coordinatorHost() {
+        return coordinatorHost;
+    }
+
+    /** Coordinator port; 0 (rank 0 only) binds an ephemeral port, see {@link ControlPlane#coordinatorPort()}. */
+    public int coordinatorPort() {
+        return coordinatorPort;
+    }
+
+    /** Address rank 0 binds, or null for the default (the coordinator host if loopback, else all interfaces). */
+    public String bindHost() {
+        return bindHost;
+    }
+
+    /** Host this process is published as in the membership, or null to use the address the coordinator sees. */
+    public String advertisedHost() {
+        return advertisedHost;
+    }
+
+    /** True if a job secret is configured. */
+    public boolean hasJobSecret() {
+        return jobSecret != null;
+    }
+
+    /** A copy of the job secret, or null if none is configured. */
+    public byte[] jobSecret() {
+        return jobSecret == null ? null : jobSecret.clone();
+    }
+
+    public Duration heartbeatInterval() {
+        return heartbeatInterval;
+    }
+
+    public Duration failureTimeout() {
+        return failureTimeout;
+    }
+
+    public Duration joinTimeout() {
+        return joinTimeout;
+    }
+
+    public Source source() {
+        return source;
+    }
+
+    /** A builder initialised with this configuration (to change e.g. the port after binding an ephemeral one). */
+    public Builder toBuilder() {
+        Builder b = new Builder();
+        b.rank = rank;
+        b.size = size;
+        b.threadsPerProcess = threadsPerProcess;
+        b.localRank = localRank;
+        b.coordinatorHost = coordinatorHost;
+        b.coordinatorPort = coordinatorPort;
+        b.bindHost = bindHost;
+        b.advertisedHost = advertisedHost;
+        b.jobSecret = jobSecret == null ? null : jobSecret.clone();
+        b.heartbeatInterval = heartbeatInterval;
+        b.failureTimeout = failureTimeout;
+        b.joinTimeout = joinTimeout;
+        b.source = source;
+        return b;
+    }
+
+    @Override
+    public String toString() {
+        return "JobConfig{rank=" + rank + ", size=" + size + ", threadsPerProcess=" + threadsPerProcess
+            + ", localRank=" + localRank + ", coordinator=" + coordinatorHost + ":" + coordinatorPort
+            + (bindHost != null ? ", bindHost=" + bindHost : "")
+            + (advertisedHost != null ? ", advertisedHost=" + advertisedHost : "")
+            + ", jobSecret=" + (jobSecret == null ? "<none>" : "<redacted>")
+            + ", heartbeat=" + heartbeatInterval.toMillis() + "ms, failureTimeout=" + failureTimeout.toMillis()
+            + "ms, joinTimeout=" + joinTimeout.toMillis() + "ms, source=" + source + "}";
+    }
+
+    public static Builder builder() {
+        return new Builder();
+    }
+
+    /** Explicit configuration. Not thread-safe. */
+    public static final class Builder {
+        private int rank = -1;
+        private int size = -1;
+        private int threadsPerProcess = 1;
+        private int localRank = -1;
+        private String coordinatorHost;
+        private int coordinatorPort = -1;
+        private String bindHost;
+        private String advertisedHost;
+        private byte[] jobSecret;
+        private Duration heartbeatInterval = DEFAULT_HEARTBEAT_INTERVAL;
+        private Duration failureTimeout = DEFAULT_FAILURE_TIMEOUT;
+        private Duration joinTimeout = DEFAULT_JOIN_TIMEOUT;
+        private Source source = Source.EXPLICIT;
+
+        private Builder() {
+        }
+
+        public Builder rank(int rank) {
+            this.rank = rank;
+            return this;
+        }
+
+        public Builder size(int size) {
+            this.size = size;
+            return this;
+        }
+
+        public Builder threadsPerProcess(int threads) {
+            this.threadsPerProcess = threads;
+            return this;
+        }
+
+        public Builder localRank(int localRank) {
+            this.localRank = localRank;
+            return this;
+        }
+
+        public Builder coordinator(String host, int port) {
+            this.coordinatorHost = host;
+            this.coordinatorPort = port;
+            return this;
+        }
+
+        public Builder bindHost(String bindHost) {
+            this.bindHost = bindHost;
+            return this;
+        }
+
+        public Builder advertisedHost(String advertisedHost) {
+            this.advertisedHost = advertisedHost;
+            return this;
+        }
+
+        /** The job secret (copied), or null for none; a joiner without a secret is refused by the coordinator. */
+        public Builder jobSecret(byte[] secret) {
+            this.jobSecret = secret == null ? null : secret.clone();
+            return this;
+        }
+
+        /** The job secret as UTF-8 text. */
+        public Builder jobSecret(String secret) {
+            return jobSecret(secret == null ? null : secret.getBytes(StandardCharsets.UTF_8));
+        }
+
+        public Builder heartbeatInterval(Duration d) {
+            this.heartbeatInterval = Objects.requireNonNull(d);
+            return this;
+        }
+
+        public Builder failureTimeout(Duration d) {
+            this.failureTimeout = Objects.requireNonNull(d);
+            return this;
+        }
+
+        public Builder joinTimeout(Duration d) {
+            this.joinTimeout = Objects.requireNonNull(d);
+            return this;
+        }
+
+        Builder source(Source source) {
+            this.source = source;
+            return this;
+        }
+
+        /** @throws IllegalArgumentException naming the offending value */
+        public JobConfig build() {
+            if (size < 1) {
+                throw new IllegalArgumentException("job size must be >= 1, got " + size);
+            }
+            if (rank < 0 || rank >= size) {
+                throw new IllegalArgumentException("rank must be in [0, " + size + "), got " + rank);
+            }
+            if (threadsPerProcess < 1) {
+                throw new IllegalArgumentException("threadsPerProcess must be >= 1, got " + threadsPerProcess);
+            }
+            if (coordinatorHost == null || coordinatorHost.isBlank()) {
+                throw new IllegalArgumentException("coordinator host is not set");
+            }
+            if (coordinatorPort < 0 || coordinatorPort > 65535) {
+                throw new IllegalArgumentException("coordinator port must be in [0, 65535], got " + coordinatorPort);
+            }
+            if (coordinatorPort == 0 && rank != 0) {
+                throw new IllegalArgumentException("coordinator port 0 (ephemeral) is only valid for rank 0; rank "
+                    + rank + " must be given the port rank 0 bound");
+            }
+            if (jobSecret != null && jobSecret.length < MIN_SECRET_BYTES) {
+                throw new IllegalArgumentException("job secret is " + jobSecret.length + " bytes; at least "
+                    + MIN_SECRET_BYTES + " are required");
+            }
+            if (heartbeatInterval.isNegative() || heartbeatInterval.isZero()) {
+                throw new IllegalArgumentException("heartbeat interval must be positive, got " + heartbeatInterval);
+            }
+            if (failureTimeout.compareTo(heartbeatInterval.multipliedBy(2)) < 0) {
+                throw new IllegalArgumentException("failure timeout " + failureTimeout.toMillis()
+                    + " ms must be at least twice the heartbeat interval " + heartbeatInterval.toMillis() + " ms");
+            }
+            if (joinTimeout.isNegative() || joinTimeout.isZero()) {
+                throw new IllegalArgumentException("join timeout must be positive, got " + joinTimeout);
+            }
+            return new JobConfig(this);
+        }
+    }
+
+    // ---------------------------------------------------------------- environment
+
+    /** {@link #fromEnvironment(Map, Map)} over {@link System#getenv()} and {@link System#getProperties()}. */
+    public static JobConfig fromEnvironment() {
+        Map<String, String> props = new java.util.HashMap<>();
+        System.getProperties().forEach((k, v) -> props.put(String.valueOf(k), String.valueOf(v)));
+        return fromEnvironment(System.getenv(), props);
+    }
+
+    /**
+     * Reads the configuration from an environment and system properties (see the class comment for the order).
+     *
+     * @throws IllegalArgumentException naming the missing or malformed variable
+     */
+    public static JobConfig fromEnvironment(Map<String, String> env, Map<String, String> sysprops) {
+        Lookup in = new Lookup(env, sysprops);
+        Builder b = builder();
+        String coordinator = in.get(ENV_COORDINATOR);
+        String host = null;
+        int port = -1;
+        if (coordinator != null) {
+            int colon = coordinator.lastIndexOf(':');
+            boolean bracketed = coordinator.startsWith("[");
+            boolean bareIpv6 = !bracketed && coordinator.indexOf(':') != colon;
+            if (colon > 0 && !bareIpv6 && (!bracketed || coordinator.lastIndexOf(']') < colon)) {
+                host = coordinator.substring(0, colon);
+                port = parsePort(ENV_COORDINATOR, coordinator.substring(colon + 1));
+            } else {
+                host = coordinator;
+            }
+            if (host.startsWith("[") && host.endsWith("]")) {
+                host = host.substring(1, host.length() - 1);
+            }
+            if (host.isBlank()) {
+                throw new IllegalArgumentException(ENV_COORDINATOR + "='" + coordinator + "' has no host");
+            }
+        }
+        if (port < 0 && in.get(ENV_COORDINATOR_PORT) != null) {
+            port = parsePort(ENV_COORDINATOR_PORT, in.get(ENV_COORDINATOR_PORT));
+        }
+
+        if (in.get(ENV_RANK) != null || in.get(ENV_SIZE) != null) {
+            b.source(Source.EXPLICIT).rank(in.requireInt(ENV_RANK)).size(in.requireInt(ENV_SIZE));
+            if (host == null) {
+                throw new IllegalArgumentException(ENV_COORDINATOR + " is not set: it must name rank 0's host:port");
+            }
+            if (port < 0) {
+                throw new IllegalArgumentException(ENV_COORDINATOR + "='" + coordinator
+                    + "' has no port and " + ENV_COORDINATOR_PORT + " is not set");
+            }
+        } else if (env.get("SLURM_PROCID") != null) {
+            b.source(Source.SLURM).rank(in.requireEnvInt("SLURM_PROCID"))
+                .size(env.get("SLURM_NTASKS") != null ? in.requireEnvInt("SLURM_NTASKS") : in.requireEnvInt("SLURM_NPROCS"));
+            if (env.get("SLURM_LOCALID") != null) {
+                b.localRank(in.requireEnvInt("SLURM_LOCALID"));
+            }
+            if (host == null) {
+                String nodes = firstNonNull(env.get("SLURM_STEP_NODELIST"), env.get("SLURM_JOB_NODELIST"),
+                    env.get("SLURM_NODELIST"));
+                if (nodes == null) {
+                    throw new IllegalArgumentException("under Slurm but neither SLURM_STEP_NODELIST nor "
+                        + "SLURM_JOB_NODELIST is set: set " + ENV_COORDINATOR + " to rank 0's host:port");
+                }
+                host = firstSlurmHost(nodes);
+            }
+            if (port < 0) {
+                String job = env.get("SLURM_JOB_ID");
+                if (job == null) {
+                    throw new IllegalArgumentException("SLURM_JOB_ID is not set: set " + ENV_COORDINATOR_PORT);
+                }
+                port = derivedPort(job + "." + env.getOrDefault("SLURM_STEP_ID", "0"));
+            }
+        } else if (env.get("OMPI_COMM_WORLD_RANK") != null) {
+            int size = in.requireEnvInt("OMPI_COMM_WORLD_SIZE");
+            b.source(Source.OPEN_MPI).rank(in.requireEnvInt("OMPI_COMM_WORLD_RANK")).size(size);
+            if (env.get("OMPI_COMM_WORLD_LOCAL_RANK") != null) {
+                b.localRank(in.requireEnvInt("OMPI_COMM_WORLD_LOCAL_RANK"));
+            }
+            if (host == null) {
+                String localSize = env.get("OMPI_COMM_WORLD_LOCAL_SIZE");
+                if (localSize != null && localSize.trim().equals(String.valueOf(size))) {
+                    host = "127.0.0.1";
+                } else {
+                    throw new IllegalArgumentException("Open MPI job spans several nodes (OMPI_COMM_WORLD_LOCAL_SIZE="
+                        + localSize + ", OMPI_COMM_WORLD_SIZE=" + size + "): set " + ENV_COORDINATOR
+                        + " to rank 0's host:port");
+                }
+            }
+            if (port < 0) {
+                String ns = env.get("PMIX_NAMESPACE");
+                if (ns == null) {
+                    throw new IllegalArgumentException("PMIX_NAMESPACE is not set: set " + ENV_COORDINATOR_PORT);
+                }
+                port = derivedPort(ns);
+            }
+        } else {
+            throw new IllegalArgumentException("rank unknown: set " + ENV_RANK + " and " + ENV_SIZE
+                + " (and " + ENV_COORDINATOR + "), or launch under Slurm (SLURM_PROCID, SLURM_NTASKS) or Open MPI"
+                + " (OMPI_COMM_WORLD_RANK, OMPI_COMM_WORLD_SIZE)");
+        }
+        b.coordinator(host, port);
+
+        if (in.get(ENV_THREADS) != null) {
+            b.threadsPerProcess(in.requireInt(ENV_THREADS));
+        }
+        if (in.get(ENV_LOCAL_RANK) != null) {
+            b.localRank(in.requireInt(ENV_LOCAL_RANK));
+        }
+        b.bindHost(in.get(ENV_BIND_HOST)).advertisedHost(in.get(ENV_ADVERTISED_HOST));
+        if (in.get(ENV_HEARTBEAT_MS) != null) {
+            b.heartbeatInterval(Duration.ofMillis(in.requireInt(ENV_HEARTBEAT_MS)));
+        }
+        if (in.get(ENV_FAILURE_TIMEOUT_MS) != null) {
+            b.failureTimeout(Duration.ofMillis(in.requireInt(ENV_FAILURE_TIMEOUT_MS)));
+        }
+        if (in.get(ENV_JOIN_TIMEOUT_MS) != null) {
+            b.joinTimeout(Duration.ofMillis(in.requireInt(ENV_JOIN_TIMEOUT_MS)));
+        }
+        b.jobSecret(readSecret(env, in));
+        return b.build();
+    }
+
+    private static byte[] readSecret(Map<String, String> env, Lookup in) {
+        if (in.props.containsKey(propertyName(ENV_JOB_SECRET))) {
+            throw new IllegalArgumentException("system property " + propertyName(ENV_JOB_SECRET)
+                + " is refused (it would show in the process list): use " + ENV_JOB_SECRET + " or "
+                + ENV_JOB_SECRET_FILE);
+        }
+        String inline = env.get(ENV_JOB_SECRET);
+        String file = in.get(ENV_JOB_SECRET_FILE);
+        if (inline != null && file != null) {
+            throw new IllegalArgumentException("both " + ENV_JOB_SECRET + " and " + ENV_JOB_SECRET_FILE
+                + " are set: set only one");
+        }
+        if (inline != null) {
+            if (inline.isEmpty()) {
+                throw new IllegalArgumentException(ENV_JOB_SECRET + " is empty");
+            }
+            return inline.getBytes(StandardCharsets.UTF_8);
+        }
+        if (file != null) {
+            Path path = Path.of(file);
+            byte[] bytes;
+            try {
+                bytes = Files.readAllBytes(path);
+            } catch (IOException e) {
+                throw new IllegalArgumentException(ENV_JOB_SECRET_FILE + "='" + file + "' cannot be read: " + e, e);
+            }
+            int len = bytes.length;
+            while (len > 0 && (bytes[len - 1] == '\n' || bytes[len - 1] == '\r')) {
+                len--;
+            }
+            if (len == 0) {
+                throw new IllegalArgumentException(ENV_JOB_SECRET_FILE + "='" + file + "' is empty");
+            }
+            warnIfReadableByOthers(path);
+            byte[] secret = Arrays.copyOf(bytes, len);
+            Arrays.fill(bytes, (byte) 0);
+            return secret;
+        }
+        throw new IllegalArgumentException("no job secret: set " + ENV_JOB_SECRET + " or " + ENV_JOB_SECRET_FILE);
+    }
+
+    private static void warnIfReadableByOthers(Path path) {
+        try {
+            Set<PosixFilePermission> perms = Files.getPosixFilePermissions(path);
+            if (perms.contains(PosixFilePermission.GROUP_READ) || perms.contains(PosixFilePermission.OTHERS_READ)) {
+                LOG.warn("job secret file {} is readable by group or others; chmod 600 it", path);
+            }
+        } catch (IOException | UnsupportedOperationException e) {
+            LOG.debug("cannot check permissions of {}", path, e);
+        }
+    }
+
+    /** System property name for an environment variable: {@code FABRICRPC_COORDINATOR_PORT -> fabricrpc.coordinator.port}. */
+    public static String propertyName(String envName) {
+        return envName.toLowerCase(java.util.Locale.ROOT).replace('_', '.');
+    }
+
+    /**
+     * First host of a Slurm host list: {@code "node[03-05,9],gpu1" -> "node03"},
+     * {@code "rack[1-2]-n[01-04]" -> "rack1-n01"}.
+     */
+    static String firstSlurmHost(String nodeList) {
+        String s = nodeList.trim();
+        int depth = 0;
+        int end = s.length();
+        for (int i = 0; i < s.length(); i++) {
+            char c = s.charAt(i);
+            if (c == '[') {
+                depth++;
+            } else if (c == ']') {
+                depth--;
+            } else if (c == ',' && depth == 0) {
+                end = i;
+                break;
+            }
+        }
+        String first = s.substring(0, end);
+        StringBuilder host = new StringBuilder();
+        int i = 0;
+        while (i < first.length()) {
+            char c = first.charAt(i);
+            if (c == '[') {
+                int close = first.indexOf(']', i);
+                if (close < 0) {
+                    throw new IllegalArgumentException("malformed Slurm node list '" + nodeList + "'");
+                }
+                String range = first.substring(i + 1, close);
+                int cut = range.length();
+                for (int j = 0; j < range.length(); j++) {
+                    if (range.charAt(j) == ',' || range.charAt(j) == '-') {
+                        cut = j;
+                        break;
+                    }
+                }
+                host.append(range, 0, cut);
+                i = close + 1;
+            } else {
+                host.append(c);
+                i++;
+            }
+        }
+        if (host.isEmpty()) {
+            throw new IllegalArgumentException("malformed Slurm node list '" + nodeList + "'");
+        }
+        return host.toString();
+    }
+
+    /** A port in [20000, 32000) derived from a job identity, below Linux's default ephemeral range. */
+    static int derivedPort(String jobIdentity) {
+        return 20000 + Math.floorMod(jobIdentity.hashCode() * 0x9E3779B9, 12000);
+    }
+
+    private static int parsePort(String name, String value) {
+        int port;
+        try {
+            port = Integer.parseInt(value.trim());
+        } catch (NumberFormatException e) {
+            throw new IllegalArgumentException(name + "='" + value + "': port is not an integer");
+        }
+        if (port < 0 || port > 65535) {
+            throw new IllegalArgumentException(name + "='" + value + "': port out of range [0, 65535]");
+        }
+        return port;
+    }
+
+    @SafeVarargs
+    private static <T> T firstNonNull(T... values) {
+        for (T v : values) {
+            if (v != null) {
+                return v;
+            }
+        }
+        return null;
+    }
+
+    private record Lookup(Map<String, String> env, Map<String, String> props) {
+        /** System property first (more specific), then the environment variable. */
+        String get(String envName) {
+            String v = props.get(propertyName(envName));
+            return v != null ? v : env.get(envName);
+        }
+
+        int requireInt(String envName) {
+            String v = get(envName);
+            if (v == null) {
+                throw new IllegalArgumentException(envName + " is not set");
+            }
+            return parseInt(envName, v);
+        }
+
+        int requireEnvInt(String envName) {
+            String v = env.get(envName);
+            if (v == null) {
+                throw new IllegalArgumentException(envName + " is not set");
+            }
+            return parseInt(envName, v);
+        }
+
+        private static int parseInt(String name, String v) {
+            try {
+                return Integer.parseInt(v.trim());
+            } catch (NumberFormatException e) {
+                throw new IllegalArgumentException(name + "='" + v + "' is not an integer");
+            }
+        }
+    }
+}

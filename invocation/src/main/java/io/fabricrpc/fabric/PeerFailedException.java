@@ -7,7 +7,7 @@ package io.fabricrpc.fabric;
  * <p>{@link #isOrderlyDeparture()} distinguishes a peer that left in an orderly way ({@link ControlPlane#close()}
  * or {@link ControlPlane#shutdown()}) from a failure; both end every wait on the peer.
  */
-public class PeerFailedException extends RuntimeException {
+public class PeerFailedException extends io.fabricrpc.transport.PeerFailedException {
 
     private final int rank;
     private final String reason;
@@ -15,7 +15,7 @@ public class PeerFailedException extends RuntimeException {
 
     /** Creates the exception for {@code rank} with a human-readable {@code reason}. */
     public PeerFailedException(int rank, String reason, boolean orderly) {
-        super(message(rank, reason, orderly));
+        super("rank " + rank, message(rank, reason, orderly), null);
         this.rank = rank;
         this.reason = reason;
         this.orderly = orderly;
@@ -23,7 +23,7 @@ public class PeerFailedException extends RuntimeException {
 
     /** Creates the exception with the exception that revealed the failure. */
     public PeerFailedException(int rank, String reason, boolean orderly, Throwable cause) {
-        super(message(rank, reason, orderly), cause);
+        super("rank " + rank, message(rank, reason, orderly), cause);
         this.rank = rank;
         this.reason = reason;
         this.orderly = orderly;

@@ -28,6 +28,8 @@ public final class CallDecoder {
 
     private final SerializationRegistry registry;
     private final String link;
+    /** {@code "link <name>: "}, built once: the hot path must not concatenate. */
+    private final String messagePrefix;
     private final SerializationRegistry.FabricKryo kryo;
     private final SegmentInput input = new SegmentInput();
     private final long[] definitionEnd = new long[1];
@@ -44,6 +46,7 @@ public final class CallDecoder {
     public CallDecoder(SerializationRegistry registry, String link) {
         this.registry = Objects.requireNonNull(registry, "registry");
         this.link = Objects.requireNonNull(link, "link");
+        this.messagePrefix = "link " + link + ": ";
         this.kryo = registry.newKryo();
     }
 
@@ -65,7 +68,7 @@ public final class CallDecoder {
         if (tagPacked < 0) {
             throw new CallDecodingException("link " + link + ": malformed call record tag", offset, limit, -1);
         }
-        long recordEnd = CallRecordDescriptor.recordEnd(segment, offset, limit);
+        long recordEnd = CallRecordDescriptor.recordEnd(segment, offset, limit, messagePrefix);
         int tag = CallRecordDescriptor.varIntValue(tagPacked);
         int id = tag >>> CallRecordDescriptor.FUNCTION_ID_SHIFT;
         long lengthAt = offset + CallRecordDescriptor.varIntLength(tagPacked);

@@ -121,11 +121,15 @@ public final class CallRecordDescriptor {
      * @throws CallDecodingException if the header is malformed or the record extends beyond {@code limit}
      */
     public static long recordEnd(MemorySegment segment, long offset, long limit) {
+        return recordEnd(segment, offset, limit, "");
+    }
+
+    static long recordEnd(MemorySegment segment, long offset, long limit, String context) {
         long tag = readVarInt(segment, offset, limit);
         if (tag < 0) {
-            throw new CallDecodingException("malformed call record tag", offset, limit, -1);
+            throw new CallDecodingException(context + "malformed call record tag", offset, limit, -1);
         }
-        return bodyEnd(segment, offset, offset + varIntLength(tag), limit, "call");
+        return bodyEnd(segment, offset, offset + varIntLength(tag), limit, context, "call");
     }
 
     /**
@@ -137,17 +141,18 @@ public final class CallRecordDescriptor {
         if (limit - offset < 1) {
             throw new CallDecodingException("truncated result record: no status byte", offset, limit, -1);
         }
-        return bodyEnd(segment, offset, offset + 1, limit, "result");
+        return bodyEnd(segment, offset, offset + 1, limit, "", "result");
     }
 
-    private static long bodyEnd(MemorySegment segment, long recordStart, long lengthAt, long limit, String kind) {
+    private static long bodyEnd(MemorySegment segment, long recordStart, long lengthAt, long limit, String context,
+                                String kind) {
         long length = readVarInt(segment, lengthAt, limit);
         if (length < 0) {
-            throw new CallDecodingException("malformed " + kind + " record length", recordStart, limit, -1);
+            throw new CallDecodingException(context + "malformed " + kind + " record length", recordStart, limit, -1);
         }
         long end = lengthAt + varIntLength(length) + varIntValue(length);
         if (end > limit) {
-            throw new CallDecodingException("truncated " + kind + " record: body of " + varIntValue(length)
+            throw new CallDecodingException(context + "truncated " + kind + " record: body of " + varIntValue(length)
                     + " bytes ends at " + end + ", beyond the limit", recordStart, limit, -1);
         }
         return end;

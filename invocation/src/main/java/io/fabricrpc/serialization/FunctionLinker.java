@@ -42,8 +42,9 @@ final class FunctionLinker {
             Class<?> capturing = registry.capturingClass(capturingName);
             ClassLoader loader = capturing.getClassLoader();
             MethodHandles.Lookup lookup = MethodHandles.privateLookupIn(capturing, MethodHandles.lookup());
+            // Validate before resolving any other class the definition names.
+            checkAgainstDeserializeLambda(lookup, capturing, d);
             MethodType captureType = MethodType.fromMethodDescriptorString(d.captureTypes(), loader);
-            checkAgainstDeserializeLambda(lookup, capturing, d, captureType);
             Class<?> implClass = Class.forName(d.implClass().replace('/', '.'), false, loader);
             MethodType implType = MethodType.fromMethodDescriptorString(d.implMethodSignature(), loader);
             MethodHandle impl = implementation(lookup, capturing, implClass, d, implType);
@@ -62,7 +63,7 @@ final class FunctionLinker {
      * definitions that name any other method.
      */
     private static void checkAgainstDeserializeLambda(MethodHandles.Lookup lookup, Class<?> capturing,
-                                                      FunctionDefinition d, MethodType captureType) throws Refused {
+                                                      FunctionDefinition d) throws Refused {
         MethodHandle deserialize;
         try {
             deserialize = lookup.findStatic(capturing, "$deserializeLambda$",
@@ -70,10 +71,7 @@ final class FunctionLinker {
         } catch (NoSuchMethodException | IllegalAccessException e) {
             throw new Refused("capturing class " + capturing.getName() + " has no serializable lambdas", e);
         }
-        Object[] placeholders = new Object[captureType.parameterCount()];
-        for (int i = 0; i < placeholders.length; i++) {
-            placeholders[i] = zero(captureType.parameterType(i));
-        }
+        Object[] placeholders = placeholders(d.captureTypes());
         SerializedLambda claimed = new SerializedLambda(capturing, d.functionalInterfaceClass(),
                 d.functionalInterfaceMethodName(), d.functionalInterfaceMethodSignature(), d.implMethodKind(),
                 d.implClass(), d.implMethodName(), d.implMethodSignature(), d.instantiatedMethodType(), placeholders);
@@ -86,16 +84,45 @@ final class FunctionLinker {
         }
     }
 
-    /** A boxed zero for primitives (so the casts in {@code $deserializeLambda$} succeed), null otherwise. */
-    private static Object zero(Class<?> type) {
-        if (!type.isPrimitive()) {
-            return null;
+    /**
+     * One placeholder per capture of a {@code (T1..Tn)V} descriptor, read textually so that no class is loaded:
+     * a boxed zero for primitives (the casts in {@code $deserializeLambda$} unbox them), null for references.
+     */
+    static Object[] placeholders(String captureDescriptor) throws Refused {
+        List<Object> values = new ArrayList<>();
+        int i = 1;
+        if (!captureDescriptor.startsWith("(") || !captureDescriptor.endsWith(")V")) {
+            throw new Refused("malformed capture descriptor " + captureDescriptor, null);
         }
-        try {
-            return MethodHandles.zero(type).invoke();
-        } catch (Throwable e) {
-            throw new IllegalStateException("no zero for " + type, e);
+        int end = captureDescriptor.length() - 2;
+        while (i < end) {
+            char c = captureDescriptor.charAt(i);
+            switch (c) {
+                case 'Z' -> values.add(false);
+                case 'B' -> values.add((byte) 0);
+                case 'C' -> values.add((char) 0);
+                case 'S' -> values.add((short) 0);
+                case 'I' -> values.add(0);
+                case 'F' -> values.add(0f);
+                case 'J' -> values.add(0L);
+                case 'D' -> values.add(0d);
+                case 'L', '[' -> {
+                    while (i < end && captureDescriptor.charAt(i) == '[') {
+                        i++;
+                    }
+                    if (i < end && captureDescriptor.charAt(i) == 'L') {
+                        i = captureDescriptor.indexOf(';', i);
+                        if (i < 0 || i >= end) {
+                            throw new Refused("malformed capture descriptor " + captureDescriptor, null);
+                        }
+                    }
+                    values.add(null);
+                }
+                default -> throw new Refused("malformed capture descriptor " + captureDescriptor, null);
+            }
+            i++;
         }
+        return values.toArray();
     }
 
     private static MethodHandle implementation(MethodHandles.Lookup lookup, Class<?> capturing, Class<?> implClass,
@@ -176,5 +203,4 @@ final class FunctionLinker {
         MethodHandle invoker = MethodHandles.permuteArguments(h, ReceiverFunction.INVOKER_TYPE, order);
         return new ReceiverFunction(shape, invoker, primitiveBytes, objectCount, name);
     }
-
 }

@@ -5,7 +5,7 @@ import io.fabricrpc.api.RemoteRunnable;
 import io.fabricrpc.api.RemoteSupplier;
 
 /** The remote function shapes of {@code io.fabricrpc.api}; the only functional interfaces a definition may name. */
-public enum FunctionShape {
+enum FunctionShape {
     /** {@link RemoteRunnable#run()}; the decoder's argument is ignored, the result is {@code null}. */
     RUNNABLE(RemoteRunnable.class, "run", "()V", 0),
     /** {@link RemoteSupplier#get()}; the decoder's argument is ignored, the result is the returned value. */
@@ -28,7 +28,7 @@ public enum FunctionShape {
     }
 
     /** The {@code io.fabricrpc.api} interface of this shape. */
-    public Class<?> functionalInterface() {
+    Class<?> functionalInterface() {
         return functionalInterface;
     }
 

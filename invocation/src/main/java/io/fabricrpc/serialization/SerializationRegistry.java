@@ -37,6 +37,7 @@ public final class SerializationRegistry {
     private final Map<String, Class<?>> allowedClasses;
     private final Set<String> allowedPackages;
     private final ClassLoader classLoader;
+    private final int maxObjectDepth;
     private final long fingerprint;
     private final ConcurrentHashMap<FunctionDefinition, ReceiverFunction> linked = new ConcurrentHashMap<>();
 
@@ -45,6 +46,7 @@ public final class SerializationRegistry {
         this.allowedClasses = Map.copyOf(builder.allowedClasses);
         this.allowedPackages = Set.copyOf(builder.allowedPackages);
         this.classLoader = builder.classLoader;
+        this.maxObjectDepth = builder.maxObjectDepth;
         this.fingerprint = computeFingerprint(builder);
     }
 
@@ -75,6 +77,7 @@ public final class SerializationRegistry {
         FabricKryo kryo = new FabricKryo();
         kryo.setRegistrationRequired(true);
         kryo.setReferences(false);
+        kryo.setMaxDepth(maxObjectDepth); // bounds recursion: cyclic or hostile graphs fail instead of overflowing
         for (Registration registration : registrations) {
             if (registration.serializer == null) {
                 kryo.register(registration.type);
@@ -111,6 +114,7 @@ public final class SerializationRegistry {
         }
         builder.allowedClasses.keySet().stream().sorted().forEach(name -> text.append("C:").append(name).append('\n'));
         builder.allowedPackages.stream().sorted().forEach(name -> text.append("P:").append(name).append('\n'));
+        text.append("D:").append(builder.maxObjectDepth);
         long hash = 0xcbf29ce484222325L;
         for (byte b : text.toString().getBytes(StandardCharsets.UTF_8)) {
             hash = (hash ^ (b & 0xFF)) * 0x100000001b3L;
@@ -127,6 +131,7 @@ public final class SerializationRegistry {
         private final Map<String, Class<?>> allowedClasses = new LinkedHashMap<>();
         private final Set<String> allowedPackages = new LinkedHashSet<>();
         private ClassLoader classLoader = SerializationRegistry.class.getClassLoader();
+        private int maxObjectDepth = 64;
 
         private Builder() {
         }
@@ -166,6 +171,18 @@ public final class SerializationRegistry {
             return this;
         }
 
+        /**
+         * Deepest object graph accepted in a captured value or result (default 64). Shared references are not
+         * tracked, so a cyclic graph fails with a {@link SerializationException} when it reaches this depth.
+         */
+        public Builder maxObjectDepth(int depth) {
+            if (depth < 1) {
+                throw new IllegalArgumentException("maxObjectDepth must be positive: " + depth);
+            }
+            this.maxObjectDepth = depth;
+            return this;
+        }
+
         public SerializationRegistry build() {
             return new SerializationRegistry(this);
         }
@@ -176,6 +193,7 @@ public final class SerializationRegistry {
         private Class<?> lastUnregistered;
 
         @Override
+        @SuppressWarnings("rawtypes") // Kryo declares the raw type
         protected String unregisteredClassMessage(Class type) {
             lastUnregistered = type;
             return super.unregisteredClassMessage(type);

@@ -62,6 +62,30 @@ class CallCodecTest {
         public int value = 7;
     }
 
+    /** Lambdas capturing {@code this}: allowed through its package, registered so that it can be captured. */
+    public static final class Worker {
+        public int base;
+
+        public Worker() {
+        }
+
+        Worker(int base) {
+            this.base = base;
+        }
+
+        RemoteSupplier<Integer> plus(int x) {
+            return () -> base + x;
+        }
+
+        RemoteRunnable callingPrivate() {
+            return () -> privateHelper();
+        }
+
+        private void privateHelper() {
+            seen("private", base);
+        }
+    }
+
     static final SerializationRegistry REGISTRY = baseBuilder().allowCapturingClass(CallCodecTest.class).build();
 
     static SerializationRegistry.Builder baseBuilder() {
@@ -315,6 +339,37 @@ class CallCodecTest {
         assertEquals(0, ((Counter) roundTrip(constructor, null)).count);
     }
 
+    @Test
+    void lambdasCapturingThisOfAClassAllowedByPackage() {
+        SerializationRegistry byPackage = baseBuilder().register(Worker.class)
+                .allowCapturingPackage(CallCodecTest.class.getPackageName()).build();
+        CallEncoder sender = new CallEncoder(byPackage, "pkg");
+        CallDecoder receiver = new CallDecoder(byPackage, "pkg");
+        Worker worker = new Worker(40);
+        for (int i = 0; i < 2; i++) {
+            int n = sender.encode(worker.plus(2), segment, 0, segment.byteSize());
+            receiver.invoke(segment, 0, n, null);
+            assertEquals(42, receiver.lastResult());
+            n = sender.encode(worker.callingPrivate(), segment, 0, segment.byteSize());
+            receiver.invoke(segment, 0, n, null);
+            assertArrayEquals(new Object[] {"private", 40}, lastSeen);
+        }
+        // The package rule is exact: the same records are refused by a registry allowing another package.
+        CallDecoder other = new CallDecoder(baseBuilder().register(Worker.class).allowCapturingPackage("io.fabricrpc")
+                .build(), "other");
+        CallEncoder fresh = new CallEncoder(byPackage, "other");
+        int n = fresh.encode(worker.plus(1), segment, 0, segment.byteSize());
+        assertThrows(FunctionNotAllowedException.class, () -> other.invoke(segment, 0, n, null));
+    }
+
+    @Test
+    void placeholdersAreParsedWithoutLoadingClasses() throws Exception {
+        Object[] values = FunctionLinker.placeholders("(IJ[ILno/such/Type;[[Lx/Y;DZ)V");
+        assertArrayEquals(new Object[] {0, 0L, null, null, null, 0d, false}, values);
+        assertThrows(FunctionLinker.Refused.class, () -> FunctionLinker.placeholders("(Lunterminated)V"));
+        assertThrows(FunctionLinker.Refused.class, () -> FunctionLinker.placeholders("(Q)V"));
+    }
+
     // ---------------------------------------------------------------- ids and definitions
 
     @Test
@@ -410,6 +465,16 @@ class CallCodecTest {
         RemoteRunnable ok = () -> seen("ok");
         roundTrip(ok, null);
         assertArrayEquals(new Object[] {"ok"}, lastSeen);
+    }
+
+    @Test
+    void cyclicObjectGraphFailsAtTheDepthLimit() {
+        ArrayList<Object> cycle = new ArrayList<>();
+        cycle.add(cycle);
+        RemoteRunnable r = () -> seen(cycle.size());
+        SerializationException e = assertThrows(SerializationException.class, () -> encode(r));
+        assertTrue(e.getMessage().contains("depth"), e.getMessage());
+        assertEquals(0, encoder.functionCount());
     }
 
     @Test
@@ -510,7 +575,7 @@ class CallCodecTest {
         // Truncated: the header says more bytes than the limit allows.
         CallDecodingException truncated = assertThrows(CallDecodingException.class,
                 () -> decoder.invoke(segment, 0, steady - 1, null));
-        assertTrue(truncated.getMessage().contains("truncated"), truncated.getMessage());
+        assertTrue(truncated.getMessage().contains("link A->B: truncated"), truncated.getMessage());
 
         // Corrupt object capture: the Kryo class id of the String becomes an unregistered id.
         byte saved = segment.get(ValueLayout.JAVA_BYTE, 2 + 4);
@@ -611,6 +676,11 @@ class CallCodecTest {
 
     // ---------------------------------------------------------------- allocation
 
+    /**
+     * After warm-up, encode + decode + invoke of a primitive-capturing lambda allocates nothing. Runtime-internal
+     * caches (class-value and method-handle customization) occasionally allocate about 1 KB once, so the test
+     * requires one window of zero bytes and less than one byte per call on average overall.
+     */
     @Test
     void steadyStateCallsWithPrimitiveCapturesAllocateNothing() {
         com.sun.management.ThreadMXBean threads =
@@ -623,12 +693,21 @@ class CallCodecTest {
         MemorySegment chunk = Arena.ofAuto().allocate(4096);
         long limit = chunk.byteSize();
         callMany(r, chunk, limit, 30_000);
-        int calls = 100_000;
-        long before = threads.getCurrentThreadAllocatedBytes();
-        callMany(r, chunk, limit, calls);
-        long allocated = threads.getCurrentThreadAllocatedBytes() - before;
-        assertTrue(allocated < calls, "allocated " + allocated + " bytes in " + calls + " calls");
-        System.out.println("steady-state allocation: " + allocated + " bytes for " + calls + " calls");
+        int windows = 3;
+        int callsPerWindow = 40_000;
+        long total = 0;
+        long smallest = Long.MAX_VALUE;
+        for (int w = 0; w < windows; w++) {
+            long before = threads.getCurrentThreadAllocatedBytes();
+            callMany(r, chunk, limit, callsPerWindow);
+            long allocated = threads.getCurrentThreadAllocatedBytes() - before;
+            total += allocated;
+            smallest = Math.min(smallest, allocated);
+        }
+        System.out.println("steady-state allocation: " + total + " bytes in " + windows * callsPerWindow
+                + " calls, smallest window " + smallest);
+        assertEquals(0, smallest, "bytes allocated in the quietest window of " + callsPerWindow + " calls");
+        assertTrue(total < (long) windows * callsPerWindow, "allocated " + total + " bytes");
     }
 
     private void callMany(RemoteRunnable r, MemorySegment chunk, long limit, int calls) {

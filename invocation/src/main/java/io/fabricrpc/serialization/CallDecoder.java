@@ -28,6 +28,7 @@ public final class CallDecoder {
 
     private final SerializationRegistry registry;
     private final String link;
+    private final Object context;
     /** {@code "link <name>: "}, built once: the hot path must not concatenate. */
     private final String messagePrefix;
     private final SerializationRegistry.FabricKryo kryo;
@@ -39,13 +40,21 @@ public final class CallDecoder {
     private Object[] objects = new Object[4];
     private Object lastResult;
 
+    /** A decoder whose thread has no context object ({@link io.fabricrpc.api.RemoteContextConsumer} gets null). */
+    public CallDecoder(SerializationRegistry registry, String link) {
+        this(registry, link, null);
+    }
+
     /**
      * @param registry the registry both ends built identically
      * @param link     name of the link and direction, used in error messages only
+     * @param context  the receiving thread's context, passed to every {@link io.fabricrpc.api.RemoteContextConsumer}
+     *                 this decoder invokes; may be null
      */
-    public CallDecoder(SerializationRegistry registry, String link) {
+    public CallDecoder(SerializationRegistry registry, String link, Object context) {
         this.registry = Objects.requireNonNull(registry, "registry");
         this.link = Objects.requireNonNull(link, "link");
+        this.context = context;
         this.messagePrefix = "link " + link + ": ";
         this.kryo = registry.newKryo();
     }
@@ -54,7 +63,8 @@ public final class CallDecoder {
      * Decodes the call record at {@code offset} and invokes its function.
      *
      * @param argument the function's argument: the received buffer ({@link MemorySegment}) for a
-     *                 {@link io.fabricrpc.api.RemoteBufferConsumer}; ignored for the other shapes
+     *                 {@link io.fabricrpc.api.RemoteBufferConsumer}; ignored for the other shapes (a
+     *                 {@link io.fabricrpc.api.RemoteContextConsumer} gets this decoder's context)
      * @return the offset just past the record, where the next record may start
      * @throws CallDecodingException    if the record is malformed, truncated, names an unknown function id or
      *                                  carries a refused definition; the function was not invoked
@@ -98,7 +108,8 @@ public final class CallDecoder {
             readObjects(function, segment, objectsAt, recordEnd, offset, limit);
         }
         try {
-            lastResult = (Object) function.invoker.invokeExact(segment, position, objects, argument);
+            Object passed = function.takesContext ? context : argument;
+            lastResult = (Object) function.invoker.invokeExact(segment, position, objects, passed);
         } catch (RuntimeException | Error e) {
             throw e;
         } catch (Throwable e) {

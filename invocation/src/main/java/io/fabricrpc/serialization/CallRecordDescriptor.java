@@ -10,40 +10,42 @@ import java.nio.ByteOrder;
  * skip one that failed ({@link #recordEnd}).
  *
  * <h2>Call record</h2>
+ * Byte-granular, no alignment; every field starts right after the previous one.
  * <pre>
- *   0                   1                   2                   3
- *   0 1 2 3 4 5 6 7 8 9 0 1 2 3 4 5 6 7 8 9 0 1 2 3 4 5 6 7 8 9 0 1
- *  +-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+
- *  |  tag: varint = functionId &lt;&lt; 1 | D (1..3 bytes)              ...
- *  +---------------------------------------------------------------+
- *  |  bodyLength: varint, bytes after this field (1..5 bytes)      ...
- *  +---------------------------------------------------------------+  &lt;- body
- *  |  definition, only when D = 1 (first call of the function      ...
- *  |  on this link, see below)                                      |
- *  +---------------------------------------------------------------+
- *  |  primitive captures, in capture order, fixed width,           ...
- *  |  little-endian, unaligned: boolean/byte 1, char/short 2,       |
- *  |  int/float 4, long/double 8                                    |
- *  +---------------------------------------------------------------+
- *  |  object captures, in capture order, each Kryo                 ...
- *  |  writeClassAndObject (registered class id varint, then data)   |
- *  +---------------------------------------------------------------+
+ *  +-------------------------------------------------------------------+
+ *  | tag         varint   functionId &lt;&lt; 1 | D            1..3 bytes    |
+ *  +-------------------------------------------------------------------+
+ *  | bodyLength  varint   bytes after this field          1..5 bytes   |
+ *  +===================================================================+ &lt;- body
+ *  | definition           only when D = 1: first call of this          |
+ *  |                      function on this link (layout below)         |
+ *  +-------------------------------------------------------------------+
+ *  | primitive captures   in capture order, fixed width,               |
+ *  |                      little-endian: boolean, byte 1;              |
+ *  |                      char, short 2; int, float 4; long, double 8  |
+ *  +-------------------------------------------------------------------+
+ *  | object captures      in capture order, each Kryo                  |
+ *  |                      writeClassAndObject: registered class id     |
+ *  |                      varint (0 = null), then the object's fields  |
+ *  +-------------------------------------------------------------------+
  * </pre>
- * Varints are unsigned LEB128 (7 bits per byte, low group first, high bit = more bytes follow), at most
- * {@link #MAX_VARINT_LENGTH} bytes, values below 2<sup>31</sup>. Function ids are assigned per link and direction by
- * the sender, from 0, in first-use order, and are below {@link #MAX_FUNCTIONS_PER_LINK}.
+ * Varints are unsigned LEB128 (7 bits per byte, low group first, high bit set when more bytes follow), at most
+ * {@link #MAX_VARINT_LENGTH} bytes, values below 2<sup>31</sup>; writers emit the minimal form. Function ids are
+ * assigned per link and direction by the sender, from 0, in first-use order, and are below
+ * {@link #MAX_FUNCTIONS_PER_LINK}. Primitive captures precede object captures so that their offsets from the start
+ * of the captures are constants of the function; the receiver reads them there without parsing.
  *
  * <h3>Definition (once per function and link)</h3>
  * <pre>
- *  +----------------+------------------------------------------------+
- *  | implMethodKind | u8, a {@link java.lang.invoke.MethodHandleInfo} REF_* kind                |
- *  +----------------+------------------------------------------------+
- *  | 9 strings, each varint byte length + UTF-8, in this order:       |
- *  |   capturingClass, functionalInterfaceClass,                      |
- *  |   functionalInterfaceMethodName, functionalInterfaceMethodSignature,|
- *  |   implClass, implMethodName, implMethodSignature,                |
- *  |   instantiatedMethodType, captureTypes                           |
- *  +-----------------------------------------------------------------+
+ *  +-------------------------------------------------------------------+
+ *  | implMethodKind  u8   MethodHandleInfo.REF_* kind                  |
+ *  +-------------------------------------------------------------------+
+ *  | 9 strings, each a varint byte length then UTF-8, in this order:   |
+ *  |   capturingClass, functionalInterfaceClass,                       |
+ *  |   functionalInterfaceMethodName, functionalInterfaceMethodSignature|
+ *  |   implClass, implMethodName, implMethodSignature,                 |
+ *  |   instantiatedMethodType, captureTypes                            |
+ *  +-------------------------------------------------------------------+
  * </pre>
  * Class names are JVM internal names ({@code a/b/C}); signatures are method descriptors; {@code captureTypes} is a
  * method descriptor {@code (T1..Tn)V} listing the captured values' types. These are the fields of
@@ -60,11 +62,15 @@ import java.nio.ByteOrder;
  *
  * <h2>Result record</h2>
  * <pre>
- *  +--------+---------------------+------------------------------------------+
- *  | status | bodyLength: varint  | body                                     |
- *  |  u8    |                     | {@link #RESULT_VALUE}: Kryo writeClassAndObject(value)  |
- *  |        |                     | {@link #RESULT_FAILURE}: 2 strings: exception class, message |
- *  +--------+---------------------+------------------------------------------+
+ *  +-------------------------------------------------------------------+
+ *  | status      u8       RESULT_VALUE or RESULT_FAILURE               |
+ *  +-------------------------------------------------------------------+
+ *  | bodyLength  varint   bytes after this field          1..5 bytes   |
+ *  +===================================================================+ &lt;- body
+ *  | RESULT_VALUE:   Kryo writeClassAndObject(value)                   |
+ *  | RESULT_FAILURE: 2 strings (varint length + UTF-8): exception      |
+ *  |                 class name, message (possibly shortened)          |
+ *  +-------------------------------------------------------------------+
  * </pre>
  */
 public final class CallRecordDescriptor {

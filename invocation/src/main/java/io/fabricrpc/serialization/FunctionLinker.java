@@ -165,6 +165,9 @@ final class FunctionLinker {
         for (int i = n; i < arity; i++) {
             adapted[i] = Object.class;
         }
+        if (shape != FunctionShape.SUPPLIER) {
+            impl = impl.asType(impl.type().changeReturnType(void.class)); // e.g. StringBuilder::reverse: drop it
+        }
         MethodHandle h = impl.asType(MethodType.methodType(Object.class, adapted));
 
         long[] primitiveOffsets = new long[n];

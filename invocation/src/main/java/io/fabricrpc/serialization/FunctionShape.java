@@ -1,6 +1,7 @@
 package io.fabricrpc.serialization;
 
 import io.fabricrpc.api.RemoteBufferConsumer;
+import io.fabricrpc.api.RemoteContextConsumer;
 import io.fabricrpc.api.RemoteRunnable;
 import io.fabricrpc.api.RemoteSupplier;
 
@@ -11,7 +12,9 @@ enum FunctionShape {
     /** {@link RemoteSupplier#get()}; the decoder's argument is ignored, the result is the returned value. */
     SUPPLIER(RemoteSupplier.class, "get", "()Ljava/lang/Object;", 0),
     /** {@link RemoteBufferConsumer#accept}; the decoder's argument is the received buffer, the result is {@code null}. */
-    BUFFER_CONSUMER(RemoteBufferConsumer.class, "accept", "(Ljava/lang/foreign/MemorySegment;)V", 1);
+    BUFFER_CONSUMER(RemoteBufferConsumer.class, "accept", "(Ljava/lang/foreign/MemorySegment;)V", 1),
+    /** {@link RemoteContextConsumer#accept}; receives the decoder's context object, the result is {@code null}. */
+    CONTEXT_CONSUMER(RemoteContextConsumer.class, "accept", "(Ljava/lang/Object;)V", 1);
 
     private final Class<?> functionalInterface;
     private final String internalName;

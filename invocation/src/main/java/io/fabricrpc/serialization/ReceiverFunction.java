@@ -15,6 +15,8 @@ final class ReceiverFunction {
             Object[].class, Object.class);
 
     final FunctionShape shape;
+    /** The argument is the decoder's context rather than the caller's argument. */
+    final boolean takesContext;
     final MethodHandle invoker;
     final int primitiveBytes;
     final int objectCount;
@@ -23,6 +25,7 @@ final class ReceiverFunction {
 
     ReceiverFunction(FunctionShape shape, MethodHandle invoker, int primitiveBytes, int objectCount, String name) {
         this.shape = shape;
+        this.takesContext = shape == FunctionShape.CONTEXT_CONSUMER;
         this.invoker = invoker;
         this.primitiveBytes = primitiveBytes;
         this.objectCount = objectCount;

@@ -21,11 +21,6 @@ final class SegmentInput extends ByteBufferInput {
         return window.base() + position;
     }
 
-    void release() {
-        window.release();
-        byteBuffer = null;
-    }
-
     private void checkArray(int length, int elementBytes) {
         long needed = (long) length * elementBytes;
         if (length < 0 || needed > limit - position) {

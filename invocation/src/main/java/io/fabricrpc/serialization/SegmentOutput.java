@@ -26,12 +26,6 @@ final class SegmentOutput extends ByteBufferOutput {
         return window.base() + position;
     }
 
-    /** Drops the reference to the last segment so its memory is not retained. */
-    void release() {
-        window.release();
-        byteBuffer = null;
-    }
-
     /** The ByteBuffer view of a segment, cached per segment instance, positioned and limited to a window. */
     static final class SegmentWindow {
         private MemorySegment segment;
@@ -68,11 +62,6 @@ final class SegmentOutput extends ByteBufferOutput {
 
         int relativeLimit() {
             return relativeLimit;
-        }
-
-        void release() {
-            segment = null;
-            buffer = null;
         }
     }
 }

@@ -95,7 +95,7 @@ final class SenderFunction {
         if (shape == null) {
             throw new IllegalArgumentException("lambda " + type.getName() + " implements "
                     + lambda.getFunctionalInterfaceClass().replace('/', '.')
-                    + ", not one of RemoteRunnable, RemoteSupplier, RemoteBufferConsumer");
+                    + ", not one of RemoteRunnable, RemoteSupplier, RemoteBufferConsumer, RemoteContextConsumer");
         }
         Field[] fields = captureFields(type, lambda);
         Class<?>[] captureTypes = new Class<?>[fields.length];

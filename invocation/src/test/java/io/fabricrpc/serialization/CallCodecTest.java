@@ -8,6 +8,7 @@ import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.fabricrpc.api.RemoteBufferConsumer;
+import io.fabricrpc.api.RemoteContextConsumer;
 import io.fabricrpc.api.RemoteRunnable;
 import io.fabricrpc.api.RemoteSupplier;
 
@@ -314,6 +315,23 @@ class CallCodecTest {
         RemoteBufferConsumer consumer = buffer -> seen(buffer.get(ValueLayout.JAVA_LONG, 8) + add, buffer.byteSize());
         roundTrip(consumer, received);
         assertArrayEquals(new Object[] {1235L, 16L}, lastSeen);
+    }
+
+    @Test
+    void contextConsumerGetsTheDecodersContext() {
+        StringBuilder threadState = new StringBuilder("ctx");
+        CallDecoder withContext = new CallDecoder(REGISTRY, "A->B", threadState);
+        int k = 3;
+        RemoteContextConsumer<StringBuilder> append = context -> context.append(k);
+        for (int i = 0; i < 2; i++) {
+            int n = encode(append);
+            withContext.invoke(segment, 0, n, "ignored argument");
+        }
+        assertEquals("ctx33", threadState.toString());
+        RemoteContextConsumer<StringBuilder> ref = StringBuilder::reverse;
+        withContext.invoke(segment, 0, encode(ref), null);
+        assertEquals("33xtc", threadState.toString());
+        assertNull(withContext.lastResult(), "only suppliers have results");
     }
 
     @Test

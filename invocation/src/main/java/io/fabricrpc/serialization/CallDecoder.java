@@ -46,6 +46,8 @@ public final class CallDecoder {
     }
 
     /**
+     * Creates the decoder of one link and direction, with its own Kryo instance.
+     *
      * @param registry the registry both ends built identically
      * @param link     name of the link and direction, used in error messages only
      * @param context  the receiving thread's context, passed to every {@link io.fabricrpc.api.RemoteContextConsumer}

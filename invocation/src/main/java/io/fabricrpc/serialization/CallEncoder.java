@@ -39,6 +39,8 @@ public final class CallEncoder {
     private Object[] objects = new Object[4];
 
     /**
+     * Creates the encoder of one link and direction, with its own Kryo instance.
+     *
      * @param registry the registry both ends built identically
      * @param link     name of the link and direction, used in error messages only
      */

@@ -25,6 +25,7 @@ public final class ResultCodec {
     private final SegmentOutput output = new SegmentOutput();
     private final SegmentInput input = new SegmentInput();
 
+    /** Creates a codec with its own Kryo instance, using the registrations of {@code registry}. */
     public ResultCodec(SerializationRegistry registry) {
         this.kryo = Objects.requireNonNull(registry, "registry").newKryo();
     }

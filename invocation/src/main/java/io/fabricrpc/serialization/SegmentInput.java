@@ -7,8 +7,8 @@ import java.lang.foreign.MemorySegment;
 
 /**
  * Kryo input reading straight from a window {@code [start, limit)} of a segment (Kryo throws
- * {@code KryoBufferUnderflowException} at {@code limit}). Primitive array reads check their length against the
- * bytes left before allocating, so a corrupt length cannot make the receiver allocate gigabytes.
+ * {@code KryoBufferUnderflowException} at {@code limit}). String and primitive array reads check their length
+ * against the bytes left before allocating, so a corrupt length cannot make the receiver allocate gigabytes.
  */
 final class SegmentInput extends ByteBufferInput {
     private final SegmentOutput.SegmentWindow window = new SegmentOutput.SegmentWindow();
@@ -27,6 +27,32 @@ final class SegmentInput extends ByteBufferInput {
             throw new KryoException("array of " + length + " elements needs " + needed + " bytes but only "
                     + (limit - position) + " remain in the record");
         }
+    }
+
+    /** A UTF-8 string's char count precedes its bytes; each char takes at least one byte. */
+    private void checkStringLength() {
+        if (readVarIntFlag()) { // peeks: set for length-prefixed (non-ASCII) strings
+            int mark = position;
+            int lengthPlusOne = readVarIntFlag(true);
+            long remaining = limit - position;
+            setPosition(mark);
+            if (lengthPlusOne > 1 && lengthPlusOne - 1 > remaining) {
+                throw new KryoException("string of " + (lengthPlusOne - 1) + " chars cannot fit in the " + remaining
+                        + " bytes that remain in the record");
+            }
+        }
+    }
+
+    @Override
+    public String readString() {
+        checkStringLength();
+        return super.readString();
+    }
+
+    @Override
+    public StringBuilder readStringBuilder() {
+        checkStringLength();
+        return super.readStringBuilder();
     }
 
     @Override

@@ -639,6 +639,22 @@ class CallCodecTest {
     }
 
     @Test
+    void corruptStringLengthDoesNotAllocateIt() {
+        String text = "\u00e9t\u00e9"; // not ASCII: Kryo writes a char count, then UTF-8
+        RemoteRunnable r = () -> seen(text);
+        roundTrip(r, null);
+        int steady = encode(r);
+        // Body: String class id (1 byte), then the char count + 1 as a flagged varint; claim about 2^26 chars.
+        segment.set(ValueLayout.JAVA_BYTE, 3, (byte) 0xFF);
+        segment.set(ValueLayout.JAVA_BYTE, 4, (byte) 0xFF);
+        segment.set(ValueLayout.JAVA_BYTE, 5, (byte) 0xFF);
+        segment.set(ValueLayout.JAVA_BYTE, 6, (byte) 0x7F);
+        CallDecodingException e = assertThrows(CallDecodingException.class,
+                () -> decoder.invoke(segment, 0, steady, null));
+        assertTrue(e.getMessage().contains("cannot fit"), e.getMessage());
+    }
+
+    @Test
     void readerSkipsAFailedRecordAndServesTheNextOnes() {
         RemoteRunnable r = () -> staticCalls++;
         RemoteRunnable thrower = () -> {

@@ -25,6 +25,10 @@ import java.util.function.Supplier;
  * and it must then match a serializable lambda actually compiled into that class (checked through the class's
  * {@code $deserializeLambda$}), so a peer cannot name an arbitrary method.
  *
+ * <p>Objects are written as trees: shared references are not tracked (a shared object arrives as copies), graphs
+ * deeper than {@link Builder#maxObjectDepth} are refused, and sizes read from a record (strings, arrays, collections,
+ * maps) are checked against the record's remaining bytes before anything is allocated.
+ *
  * <p>Access: the codec reads the fields of lambda classes and calls implementation methods through
  * {@link java.lang.invoke.MethodHandles#privateLookupIn}. Capturing classes on the class path (unnamed module) need
  * nothing; a capturing class in a named module must open its package to this module ({@code opens p to
@@ -78,6 +82,7 @@ public final class SerializationRegistry {
         kryo.setRegistrationRequired(true);
         kryo.setReferences(false);
         kryo.setMaxDepth(maxObjectDepth); // bounds recursion: cyclic or hostile graphs fail instead of overflowing
+        BoundedSerializers.install(kryo);
         for (Registration registration : registrations) {
             if (registration.serializer == null) {
                 kryo.register(registration.type);

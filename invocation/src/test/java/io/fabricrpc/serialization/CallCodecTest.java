@@ -655,6 +655,34 @@ class CallCodecTest {
     }
 
     @Test
+    void corruptCollectionAndObjectArraySizesDoNotAllocateThem() {
+        ArrayList<String> list = new ArrayList<>(List.of("a"));
+        String[] array = {"b"};
+        int claimed = (1 << 26) + 1; // size + 1, as Kryo writes it; fits 4 bytes in both varint forms
+        // Kryo writes a collection's size + 1 as a varint whose first byte holds a flag (bit 7) and 6 value bits.
+        byte[] flagged = {(byte) (0x80 | 0x40 | claimed & 0x3F), (byte) (claimed >>> 6 & 0x7F | 0x80),
+            (byte) (claimed >>> 13 & 0x7F | 0x80), (byte) (claimed >>> 20 & 0x7F)};
+        byte[] plain = {(byte) (claimed & 0x7F | 0x80), (byte) (claimed >>> 7 & 0x7F | 0x80),
+            (byte) (claimed >>> 14 & 0x7F | 0x80), (byte) (claimed >>> 21 & 0x7F)};
+        RemoteRunnable listCall = () -> seen(list);
+        RemoteRunnable arrayCall = () -> seen((Object) array);
+        List<RemoteRunnable> calls = List.of(listCall, arrayCall);
+        List<byte[]> sizes = List.of(flagged, plain);
+        for (int c = 0; c < calls.size(); c++) {
+            roundTrip(calls.get(c), null);
+            int steady = encode(calls.get(c));
+            // Body: class id at 2, then the 1-byte size at 3: replace it with a 4-byte size.
+            byte[] rest = segment.asSlice(4, steady - 4).toArray(ValueLayout.JAVA_BYTE);
+            MemorySegment.copy(sizes.get(c), 0, segment, ValueLayout.JAVA_BYTE, 3, 4);
+            MemorySegment.copy(rest, 0, segment, ValueLayout.JAVA_BYTE, 7, rest.length);
+            segment.set(ValueLayout.JAVA_BYTE, 1, (byte) (steady - 2 + 3));
+            CallDecodingException e = assertThrows(CallDecodingException.class,
+                    () -> decoder.invoke(segment, 0, steady + 3, null));
+            assertTrue(e.getMessage().contains("cannot fit"), e.getMessage());
+        }
+    }
+
+    @Test
     void readerSkipsAFailedRecordAndServesTheNextOnes() {
         RemoteRunnable r = () -> staticCalls++;
         RemoteRunnable thrower = () -> {

@@ -736,6 +736,46 @@ class CallCodecTest {
         assertNotEquals(REGISTRY.fingerprint(), swapped.fingerprint());
     }
 
+    @Test
+    void encodersAndDecodersOfDifferentThreadsShareOnlyImmutableState() throws Exception {
+        int threads = 2;
+        int calls = 2_000;
+        java.util.concurrent.atomic.AtomicLong total = new java.util.concurrent.atomic.AtomicLong();
+        java.util.concurrent.CountDownLatch start = new java.util.concurrent.CountDownLatch(1);
+        List<Thread> workers = new ArrayList<>();
+        List<Throwable> failures = java.util.Collections.synchronizedList(new ArrayList<>());
+        for (int t = 0; t < threads; t++) {
+            int seed = t;
+            Thread worker = new Thread(() -> {
+                CallEncoder sender = new CallEncoder(REGISTRY, "T" + seed);
+                CallDecoder receiver = new CallDecoder(REGISTRY, "T" + seed, total);
+                MemorySegment chunk = Arena.ofAuto().allocate(1024);
+                try {
+                    start.await();
+                    for (int i = 0; i < calls; i++) {
+                        long v = i;
+                        String s = (i & 1) == 0 ? "e" : "o";
+                        RemoteContextConsumer<java.util.concurrent.atomic.AtomicLong> add =
+                                counter -> counter.addAndGet(v + s.length());
+                        int n = sender.encode(add, chunk, 0, chunk.byteSize());
+                        receiver.invoke(chunk, 0, n, null);
+                    }
+                } catch (Throwable e) {
+                    failures.add(e);
+                }
+            });
+            worker.start();
+            workers.add(worker);
+        }
+        start.countDown();
+        for (Thread worker : workers) {
+            worker.join(30_000);
+        }
+        assertEquals(List.of(), failures);
+        long perThread = (long) calls * (calls - 1) / 2 + calls;
+        assertEquals(threads * perThread, total.get());
+    }
+
     // ---------------------------------------------------------------- allocation
 
     /**

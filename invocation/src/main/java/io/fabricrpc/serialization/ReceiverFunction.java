@@ -1,0 +1,34 @@
+package io.fabricrpc.serialization;
+
+import java.lang.foreign.MemorySegment;
+import java.lang.invoke.MethodHandle;
+import java.lang.invoke.MethodType;
+
+/**
+ * Receiver-side invoker of one function definition: a single composed handle that reads every primitive capture
+ * straight from the record, takes object captures from the decoder's scratch array, and calls the implementation
+ * method. Immutable; shared by all links of a registry.
+ */
+final class ReceiverFunction {
+    /** {@code (MemorySegment record, long primitivesAt, Object[] objects, Object argument)Object}. */
+    static final MethodType INVOKER_TYPE = MethodType.methodType(Object.class, MemorySegment.class, long.class,
+            Object[].class, Object.class);
+
+    final FunctionShape shape;
+    /** The argument is the decoder's context rather than the caller's argument. */
+    final boolean takesContext;
+    final MethodHandle invoker;
+    final int primitiveBytes;
+    final int objectCount;
+    /** {@code capturingClass.implMethodName} for messages. */
+    final String name;
+
+    ReceiverFunction(FunctionShape shape, MethodHandle invoker, int primitiveBytes, int objectCount, String name) {
+        this.shape = shape;
+        this.takesContext = shape == FunctionShape.CONTEXT_CONSUMER;
+        this.invoker = invoker;
+        this.primitiveBytes = primitiveBytes;
+        this.objectCount = objectCount;
+        this.name = name;
+    }
+}

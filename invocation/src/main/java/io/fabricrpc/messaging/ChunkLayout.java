@@ -19,15 +19,22 @@ import java.lang.invoke.VarHandle;
  *     bit  63      sealed: the sender has left this chunk; nothing more will be written to it
  *  The receiver resets it to 0 once it has consumed a sealed chunk, before pushing the consumed count.
  *
- * Record (4-byte aligned):
- *  0                4                       4 + length, padded to a multiple of 4
- *  +----------------+-----------------------+
- *  | length (> 0)   | payload               |
- *  +----------------+-----------------------+
- *
- * Notification word (in the <em>sender's</em> memory, RemoteAccess.WRITE, 8 bytes per messenger):
- *  consumed chunks: how many chunks the receiver has fully consumed, pushed by the receiver with
- *  Link.writeLong when (and only when) a chunk is finished.
+ * Record (byte-granular: no padding, so a call costs 4 bytes of framing):
+ *  0        3        4                       4 + length
+ *  +--------+--------+-----------------------+
+ *  | length | tag    | payload               |
+ *  +--------+--------+-----------------------+
+ *  header: little-endian int, length (> 0) in bits 0..23, tag in bits 24..31; tag bit 7 (TAG_NOTIFY) asks
+ *  the receiver to push its consumed-record count once the record has been handled
+ * *
+ * Notification slot (in the <em>sender's</em> memory, RemoteAccess.WRITE, 16 bytes per messenger):
+ *  0                        8                        16
+ *  +------------------------+------------------------+
+ *  | consumed chunks        | consumed records       |
+ *  +------------------------+------------------------+
+ *  consumed chunks:  pushed by the receiver with Link.writeLong when (and only when) a chunk is finished
+ *  consumed records: pushed after handling a record tagged TAG_NOTIFY (Seriema's consumed-side Synchronizer)
+ *  Each word has a single writer (the destination thread), so plain monotonic writes need no atomics.
  * </pre>
  *
  * <p><b>Invariants.</b> Sender and receiver walk symmetric circular buffers of the same chunks in the same order.
@@ -42,7 +49,16 @@ public final class ChunkLayout {
     public static final int PRODUCER_OFFSET = 0;
     public static final int DATA_OFFSET = 64;
     public static final int RECORD_HEADER_LENGTH = 4;
-    public static final int RECORD_ALIGNMENT = 4;
+    public static final int RECORD_ALIGNMENT = 1;
+    public static final int MAX_RECORD_LENGTH = (1 << 24) - 1;
+    public static final int TAG_SHIFT = 24;
+    public static final int LENGTH_MASK = MAX_RECORD_LENGTH;
+    /** Tag bit asking the receiver to push its consumed-record count after handling the record. */
+    public static final int TAG_NOTIFY = 0x80;
+    /** Tags an application may use (bit 7 is the messenger's). */
+    public static final int MAX_APPLICATION_TAG = 0x7F;
+    public static final int NOTIFY_CHUNKS_OFFSET = 0;
+    public static final int NOTIFY_RECORDS_OFFSET = 8;
     public static final int MIN_CHUNK_SIZE = 4096;
 
     static final long PUBLISHED_MASK = (1L << 40) - 1;

@@ -40,8 +40,11 @@ public final class Messenger implements AutoCloseable {
     private long sealed;
     private int growthSinceSeal;
     private long lastTicket;
+    private long recordsSent;
 
-    // RETRY_ASYNC queue: records serialized as [length][payload] in arrival order; guarded by `this`.
+    private int tag;
+
+    // RETRY_ASYNC queue: records serialized as [header][payload] in arrival order; guarded by `this`.
     private volatile boolean queued;
     private MemorySegment queue = MemorySegment.NULL;
     private long queueHead;
@@ -85,6 +88,21 @@ public final class Messenger implements AutoCloseable {
         return link;
     }
 
+    /** Records sent (or queued) so far; the sequence number of the latest record. */
+    public long recordsSent() {
+        return recordsSent;
+    }
+
+    /** Records the receiver has handled, as of its latest push (only records tagged TAG_NOTIFY push). */
+    public long consumedRecords() {
+        return (long) ChunkLayout.WORD.getAcquire(notifyRegion.segment(), notifyOffset + ChunkLayout.NOTIFY_RECORDS_OFFSET);
+    }
+
+    /** The completion ticket of the latest write from staging ({@link Link#isComplete}). */
+    public long lastTicket() {
+        return lastTicket;
+    }
+
     /** Bytes of calls waiting in the asynchronous queue. */
     public synchronized long queuedBytes() {
         return queueTail - queueHead;
@@ -100,6 +118,21 @@ public final class Messenger implements AutoCloseable {
      * @throws io.fabricrpc.transport.PeerFailedException if the destination process is gone
      */
     public boolean send(RecordWriter writer) {
+        return send(0, writer);
+    }
+
+    /**
+     * Sends one record with an application {@code tag} (0..127), optionally ORed with
+     * {@link ChunkLayout#TAG_NOTIFY} to have the receiver report its consumption ({@link #consumedRecords()}).
+     * The record's sequence number (1, 2, ... per messenger) is {@link #recordsSent()} right after the call.
+     *
+     * @see #send(RecordWriter) for results and failures
+     */
+    public boolean send(int tag, RecordWriter writer) {
+        if ((tag & ~(ChunkLayout.MAX_APPLICATION_TAG | ChunkLayout.TAG_NOTIFY)) != 0) {
+            throw new IllegalArgumentException("record tag must be in 0..255, got " + tag);
+        }
+        this.tag = tag;
         if (ring.length == 0) {
             setUp();
         }
@@ -109,30 +142,34 @@ public final class Messenger implements AutoCloseable {
                     drainQueue();
                     if (queued) {
                         enqueue(writer);
+                        recordsSent++;
                         return true;
                     }
                 }
             }
         }
         if (tryWrite(writer)) {
+            recordsSent++;
             return true;
         }
-        return switch (config.fullPolicy()) {
-            case FAIL -> false;
+        switch (config.fullPolicy()) {
+            case FAIL -> {
+                return false;
+            }
             case RETRY -> {
                 awaitSpace();
                 if (!tryWrite(writer)) {
                     throw oversize();
                 }
-                yield true;
             }
             case RETRY_ASYNC -> {
                 synchronized (this) {
                     enqueue(writer);
                 }
-                yield true;
             }
-        };
+        }
+        recordsSent++;
+        return true;
     }
 
     /** Writes into the current chunk, moving to the next one if needed; false if all chunks are full. */
@@ -164,7 +201,7 @@ public final class Messenger implements AutoCloseable {
             throw new MessagingException("record writer reported " + length + " bytes with "
                     + (dataCapacity - position - ChunkLayout.RECORD_HEADER_LENGTH) + " available (must be > 0)");
         }
-        stagingSegment.set(ValueLayout.JAVA_INT, at, (int) length);
+        stagingSegment.set(ValueLayout.JAVA_INT_UNALIGNED, at, (int) length | tag << ChunkLayout.TAG_SHIFT);
         long size = ChunkLayout.recordSize(length);
         RemoteRegion chunk = ring[current];
         lastTicket = link.write(staging, at, chunk, at, size);
@@ -178,7 +215,8 @@ public final class Messenger implements AutoCloseable {
      * and cMax allows. Returns false (nothing changed) if the ring is full.
      */
     private boolean advance() {
-        long consumed = (long) ChunkLayout.WORD.getAcquire(notifyRegion.segment(), notifyOffset); // pushed by the receiver
+        long consumed = (long) ChunkLayout.WORD.getAcquire(notifyRegion.segment(),
+                notifyOffset + ChunkLayout.NOTIFY_CHUNKS_OFFSET); // pushed by the receiver
         if (sealed + 1 - consumed >= ring.length) {
             int room = config.cMax() - ring.length;
             if (room <= 0) {
@@ -245,7 +283,7 @@ public final class Messenger implements AutoCloseable {
                     + Long.toHexString(destination) + " is full: " + (queueTail - queueHead) + " bytes in "
                     + queuedRecords + " calls queued, limit " + limit + " (asyncQueueLimitBytes); the call was not sent");
         }
-        queue.set(ValueLayout.JAVA_INT_UNALIGNED, queueTail, (int) length);
+        queue.set(ValueLayout.JAVA_INT_UNALIGNED, queueTail, (int) length | tag << ChunkLayout.TAG_SHIFT);
         queueTail += size;
         queuedRecords++;
         if (!queued) {
@@ -256,8 +294,11 @@ public final class Messenger implements AutoCloseable {
 
     /** Moves queued records into chunks, oldest first, while there is room. Returns true if the queue is empty. */
     synchronized boolean drainQueue() {
+        int callerTag = tag;
         while (queueHead < queueTail) {
-            long length = queue.get(ValueLayout.JAVA_INT_UNALIGNED, queueHead);
+            int header = queue.get(ValueLayout.JAVA_INT_UNALIGNED, queueHead);
+            long length = header & ChunkLayout.LENGTH_MASK;
+            tag = header >>> ChunkLayout.TAG_SHIFT;
             long from = queueHead + ChunkLayout.RECORD_HEADER_LENGTH;
             boolean written = tryWrite((target, offset, limit) -> {
                 if (length > limit) {
@@ -267,11 +308,13 @@ public final class Messenger implements AutoCloseable {
                 return length;
             });
             if (!written) {
+                tag = callerTag;
                 return false;
             }
             queueHead += ChunkLayout.recordSize(length);
             queuedRecords--;
         }
+        tag = callerTag;
         queueHead = 0;
         queueTail = 0;
         queued = false; // volatile: publishes the messenger state to the sender thread's lock-free path

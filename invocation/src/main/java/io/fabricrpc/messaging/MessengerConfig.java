@@ -9,9 +9,9 @@ import java.time.Duration;
 public record MessengerConfig(int chunkSize, int c, int cMax, FullPolicy fullPolicy, Duration timeout,
                               long asyncQueueLimitBytes) {
     public MessengerConfig {
-        if (chunkSize < ChunkLayout.MIN_CHUNK_SIZE || chunkSize % 64 != 0) {
-            throw new IllegalArgumentException("chunkSize must be a multiple of 64 and >= "
-                    + ChunkLayout.MIN_CHUNK_SIZE + ", got " + chunkSize);
+        if (chunkSize < ChunkLayout.MIN_CHUNK_SIZE || chunkSize % 64 != 0 || chunkSize > ChunkLayout.MAX_RECORD_LENGTH) {
+            throw new IllegalArgumentException("chunkSize must be a multiple of 64 in [" + ChunkLayout.MIN_CHUNK_SIZE
+                    + ", " + ChunkLayout.MAX_RECORD_LENGTH + "], got " + chunkSize);
         }
         if (c < 1 || cMax < c || cMax > 255 || c > 64) {
             throw new IllegalArgumentException("need 1 <= c <= cMax <= 255 (and c <= 64), got c = " + c

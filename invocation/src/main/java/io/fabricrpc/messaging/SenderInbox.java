@@ -28,6 +28,7 @@ final class SenderInbox {
     private int current;
     private long consumedBytes;
     private long consumedChunks;
+    private long consumedRecords;
     private RuntimeException failure;
 
     SenderInbox(long sender, long destination, Link link, RemoteRegion notifyRegion, long notifyOffset,
@@ -82,19 +83,27 @@ final class SenderInbox {
             }
             while (consumedBytes < published && records < limit) {
                 long at = ChunkLayout.DATA_OFFSET + consumedBytes;
-                int length = chunk.get(ValueLayout.JAVA_INT, at);
+                int header = chunk.get(ValueLayout.JAVA_INT_UNALIGNED, at);
+                int length = header & ChunkLayout.LENGTH_MASK;
+                int tag = header >>> ChunkLayout.TAG_SHIFT;
                 long size = ChunkLayout.recordSize(length);
-                if (length <= 0 || consumedBytes + size > published) {
+                if (length == 0 || consumedBytes + size > published) {
                     throw corrupt("record length " + length + " at data offset " + consumedBytes + " (published "
                             + published + ")");
                 }
                 try {
-                    handler.onRecord(sender, chunk, at + ChunkLayout.RECORD_HEADER_LENGTH, length);
+                    handler.onRecord(sender, tag & ChunkLayout.MAX_APPLICATION_TAG, chunk,
+                            at + ChunkLayout.RECORD_HEADER_LENGTH, length);
                 } catch (RuntimeException e) {
                     errors.onError(sender, e); // one failing call does not stop the calls behind it
                 }
                 consumedBytes += size;
+                consumedRecords++;
                 records++;
+                if ((tag & ChunkLayout.TAG_NOTIFY) != 0) {
+                    // Single writer (this thread): the sender's Synchronizer loads it with acquire.
+                    link.writeLong(notifyRegion, notifyOffset + ChunkLayout.NOTIFY_RECORDS_OFFSET, consumedRecords);
+                }
             }
             if (consumedBytes < published || !ChunkLayout.sealed(word)) {
                 return records;
@@ -108,7 +117,7 @@ final class SenderInbox {
     private void finishChunk(MemorySegment chunk, int growth) {
         ChunkLayout.WORD.setRelease(chunk, (long) ChunkLayout.PRODUCER_OFFSET, 0L); // reset before the sender can learn it is free
         consumedChunks++;
-        link.writeLong(notifyRegion, notifyOffset, consumedChunks); // pushed only when a chunk is finished (Seriema)
+        link.writeLong(notifyRegion, notifyOffset + ChunkLayout.NOTIFY_CHUNKS_OFFSET, consumedChunks); // only when a chunk is finished (Seriema)
         for (int i = 1; i <= growth; i++) {
             LocalRegion added = grown.poll();
             if (added == null) {

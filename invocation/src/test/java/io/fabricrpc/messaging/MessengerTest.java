@@ -76,7 +76,7 @@ public abstract class MessengerTest {
         String error;
 
         @Override
-        public void onRecord(long sender, MemorySegment record, long offset, long length) {
+        public void onRecord(long sender, int tag, MemorySegment record, long offset, long length) {
             long claimed = record.get(ValueLayout.JAVA_LONG_UNALIGNED, offset);
             long sequence = record.get(ValueLayout.JAVA_LONG_UNALIGNED, offset + 8);
             long expected = next.getOrDefault(sender, 0L);
@@ -273,7 +273,7 @@ public abstract class MessengerTest {
             List<Long> seen = new ArrayList<>();
             long deadline = System.nanoTime() + 10_000_000_000L;
             while (seen.size() < 10 && System.nanoTime() < deadline) {
-                receiver.processCalls((sender, record, offset, length) -> {
+                receiver.processCalls((sender, tag, record, offset, length) -> {
                     long sequence = record.get(ValueLayout.JAVA_LONG_UNALIGNED, offset + 8);
                     seen.add(sequence);
                     if (sequence == 3) {
@@ -283,6 +283,25 @@ public abstract class MessengerTest {
             }
             assertEquals(List.of(0L, 1L, 2L, 3L, 4L, 5L, 6L, 7L, 8L, 9L), seen);
             assertEquals(1, errors.size());
+        }
+    }
+
+    @Test
+    void tagsArriveAndNotifyingRecordsReportTheirConsumption() {
+        try (Messenger messenger = messenger(11, MessengerConfig.defaults())) {
+            assertTrue(messenger.send(5, record(11, 0, 0)));
+            assertTrue(messenger.send(6 | ChunkLayout.TAG_NOTIFY, record(11, 1, 0)));
+            assertTrue(messenger.send(7, record(11, 2, 0)));
+            assertEquals(3, messenger.recordsSent());
+            assertEquals(0, messenger.consumedRecords(), "nothing handled yet");
+            List<Integer> tags = new ArrayList<>();
+            long deadline = System.nanoTime() + 10_000_000_000L;
+            while (tags.size() < 3 && System.nanoTime() < deadline) {
+                receiver.processCalls((sender, tag, record, offset, length) -> tags.add(tag));
+            }
+            assertEquals(List.of(5, 6, 7), tags);
+            assertEquals(2, messenger.consumedRecords(), "pushed after the notifying record, not after the others");
+            assertThrows(IllegalArgumentException.class, () -> messenger.send(256, record(11, 3, 0)));
         }
     }
 }

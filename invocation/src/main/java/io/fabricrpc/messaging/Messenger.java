@@ -43,6 +43,7 @@ public final class Messenger implements AutoCloseable {
     private long recordsSent;
 
     private int tag;
+    private Runnable waitHelper = () -> { };
 
     // RETRY_ASYNC queue: records serialized as [header][payload] in arrival order; guarded by `this`.
     private volatile boolean queued;
@@ -79,12 +80,20 @@ public final class Messenger implements AutoCloseable {
         return ring.length;
     }
 
+    /**
+     * Work the sender thread does while RETRY waits for space, e.g. running the calls addressed to it, so that
+     * two threads filling each other's buffers cannot deadlock.
+     */
+    public void whileWaiting(Runnable helper) {
+        this.waitHelper = helper;
+    }
+
     /** The chunk being filled (tests use it to play a misbehaving sender). */
     RemoteRegion currentChunk() {
         return ring[current];
     }
 
-    Link link() {
+    public Link link() {
         return link;
     }
 
@@ -247,6 +256,7 @@ public final class Messenger implements AutoCloseable {
                         + " chunks of " + config.chunkSize() + " bytes from thread " + Long.toHexString(sender)
                         + " are full (cMax " + config.cMax() + ")");
             }
+            waitHelper.run();
             idle.idle();
         }
     }

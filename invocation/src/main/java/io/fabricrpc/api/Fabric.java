@@ -1,0 +1,140 @@
+package io.fabricrpc.api;
+
+import io.fabricrpc.fabric.ThreadId;
+import io.fabricrpc.invocation.FabricRuntime;
+import io.fabricrpc.transport.LocalRegion;
+import io.fabricrpc.transport.RemoteAccess;
+import io.fabricrpc.transport.RemoteRegion;
+
+import java.lang.foreign.MemorySegment;
+import java.util.concurrent.CompletableFuture;
+import java.util.function.BiConsumer;
+import java.util.function.IntFunction;
+
+/**
+ * A process's view of the job: P processes × T worker threads, each addressed by a {@link ThreadId}. Lambdas
+ * given to the call primitives (Seriema's Table 1) run on the destination thread; their captured variables are
+ * the call's context, serialized compactly (see {@link io.fabricrpc.serialization.CallRecordDescriptor}).
+ *
+ * <pre>{@code
+ * try (Fabric fabric = Fabric.join(FabricConfig.fromEnvironment(registry))) {
+ *     fabric.attach(0);                                   // this thread is worker 0 of this process
+ *     fabric.call(new ThreadId(1, 0), () -> Tree.LOCAL.expand(node, move));
+ *     while (!done) fabric.processCalls();                // run the calls addressed to this thread
+ * }
+ * }</pre>
+ *
+ * <p>Calls from one thread to one destination run in the order they were made. The call primitives return
+ * {@code false} only when the destination's buffers are full and the messenger's policy is
+ * {@link io.fabricrpc.messaging.FullPolicy#FAIL}; they throw {@link io.fabricrpc.serialization.UnregisteredClassException}
+ * (before anything is sent) for captures of unregistered classes, {@link io.fabricrpc.messaging.MessagingException}
+ * for a call larger than a chunk, and {@link io.fabricrpc.transport.PeerFailedException} once the destination's
+ * process is gone. Errors raised by calls at the receiver go to {@link #onError}.
+ */
+public interface Fabric extends AutoCloseable {
+    /** Bootstraps (authenticated join over the control channel) and connects this process to the job. */
+    static Fabric join(FabricConfig config) {
+        return FabricRuntime.join(config);
+    }
+
+    int rank();
+
+    int size();
+
+    int threadsPerProcess();
+
+    /**
+     * The context object of the worker thread running the current call (given to {@link #attach(int, Object)}),
+     * for functions of any shape that need receiver-side state; null outside a worker.
+     */
+    @SuppressWarnings("unchecked")
+    static <C> C currentContext() {
+        return (C) FabricRuntime.currentContext();
+    }
+
+    /** The fabric of the calling worker or handler thread; null on other threads. */
+    static Fabric current() {
+        return FabricRuntime.current();
+    }
+
+    /** Makes the calling thread worker {@code index} of this process (it then runs {@link #processCalls()}). */
+    void attach(int index);
+
+    /** As {@link #attach(int)}, with a context object handed to {@link RemoteContextConsumer} calls. */
+    void attach(int index, Object context);
+
+    /** The calling thread's id ({@code rank, index}) if it is an attached worker. */
+    ThreadId self();
+
+    /** Runs the calls that have arrived for the calling worker thread; returns how many ran. */
+    int processCalls();
+
+    /** Starts one daemon handler thread for every worker index no thread has attached to. */
+    void startHandlerThreads();
+
+    boolean call(ThreadId dest, RemoteRunnable function);
+
+    boolean call(ThreadId dest, RemoteRunnable function, Synchronizer sync);
+
+    /** Runs {@code function(context)} on {@code dest} with the destination thread's context object. */
+    boolean call(ThreadId dest, RemoteContextConsumer<?> function, Synchronizer sync);
+
+    /** {@code function(buffer)} on {@code dest}; the buffer's bytes travel with the call. */
+    boolean callBuffer(ThreadId dest, RemoteBufferConsumer function, MemorySegment buffer, long offset, long length,
+                       Synchronizer sync);
+
+    /**
+     * Writes {@code length} bytes of {@code source} one-sided into {@code destination} (a region the destination
+     * process {@link #allocate allocated}), then runs {@code function(destination bytes)} on {@code dest}.
+     * With a SENT synchronizer, {@code source} may be reused once it counts down.
+     */
+    boolean callBuffer(ThreadId dest, RemoteBufferConsumer function, LocalRegion source, long sourceOffset,
+                       RemoteRegion destination, long destinationOffset, long length, Synchronizer sync);
+
+    /** {@code dest} reads {@code length} bytes of {@code source} (this process's region) one-sided, then runs
+     *  {@code function(bytes)}. */
+    boolean callBuffer(ThreadId dest, RemoteBufferConsumer function, RemoteRegion source, long offset, long length,
+                       Synchronizer sync);
+
+    /**
+     * Runs {@code function} on {@code dest} and returns its result, written back one-sided into this process's
+     * memory. An attached worker keeps running its own incoming calls while it waits.
+     *
+     * @throws io.fabricrpc.serialization.RemoteInvocationException if the function threw at the destination
+     */
+    <R> R callReturn(ThreadId dest, RemoteSupplier<R> function);
+
+    /** As {@link #callReturn}, completing the future instead of blocking. */
+    <R> CompletableFuture<R> callReturnAsync(ThreadId dest, RemoteSupplier<R> function);
+
+    /** {@code function} on every worker thread of the job (this one included), through a broadcast tree. */
+    void broadcast(RemoteRunnable function, Synchronizer sync);
+
+    /** {@code function(buffer)} on every worker thread; the buffer travels down the tree with the call. */
+    void broadcastBuffer(RemoteBufferConsumer function, MemorySegment buffer, long offset, long length,
+                         Synchronizer sync);
+
+    /**
+     * Writes {@code source} into each process's region {@code destinations.apply(rank)} one-sided, then runs
+     * {@code function(that region's bytes)} on every worker thread through the tree.
+     */
+    void broadcastBuffer(RemoteBufferConsumer function, LocalRegion source, long sourceOffset,
+                         IntFunction<RemoteRegion> destinations, long destinationOffset, long length, Synchronizer sync);
+
+    /** Every worker thread reads {@code source} (this process's region) one-sided and runs {@code function}. */
+    void broadcastBuffer(RemoteBufferConsumer function, RemoteRegion source, long offset, long length,
+                         Synchronizer sync);
+
+    /** Memory the transport can move (registered under RDMA) that calls can name as a source or destination. */
+    LocalRegion allocate(long bytes, RemoteAccess access);
+
+    /** Receives failures of calls run here (unknown function, corrupt record, a call that threw). */
+    void onError(BiConsumer<ThreadId, Throwable> listener);
+
+    /** Sends every queued call (RETRY_ASYNC) and waits until the queues are empty. */
+    void flush();
+
+    /** Orderly shutdown: flushes, waits for every process at a barrier, releases everything. */
+    @Override
+    void close();
+}

@@ -1,0 +1,107 @@
+package io.fabricrpc.api;
+
+import io.fabricrpc.invocation.SyncTarget;
+
+import java.time.Duration;
+import java.util.Arrays;
+
+/**
+ * Counts remote calls down (Seriema's Synchronizer): each call given this synchronizer counts down once it has
+ * been {@link Mode#SENT sent} (its source memory may be reused) or {@link Mode#CONSUMED consumed} (the receiving
+ * thread has run it; the receiver reports that with a one-sided write into the caller's memory).
+ * {@link #await} waits until every call so far has counted down.
+ *
+ * <p>Used by the thread that makes the calls (not thread-safe), and reusable: after {@code await} returns, new
+ * calls can be added.
+ */
+public final class Synchronizer {
+    /** When a call counts down. */
+    public enum Mode {
+        /** Once the call is on its way and its source memory is reusable. */
+        SENT,
+        /** Once the destination thread has run the call. */
+        CONSUMED
+    }
+
+    private final Mode mode;
+    private SyncTarget[] targets = new SyncTarget[8];
+    private long[] marks = new long[8];
+    private int pending;
+
+    public Synchronizer(Mode mode) {
+        this.mode = mode;
+    }
+
+    public Mode mode() {
+        return mode;
+    }
+
+    /** Calls added and not yet counted down (as of the last check). */
+    public int pending() {
+        poll();
+        return pending;
+    }
+
+    public boolean isDone() {
+        return pending() == 0;
+    }
+
+    /**
+     * Waits until every call has counted down.
+     *
+     * @throws io.fabricrpc.transport.PeerFailedException if a destination fails first
+     * @throws SynchronizerTimeoutException if calls are still pending after {@code timeout}
+     */
+    public void await(Duration timeout) {
+        long start = System.nanoTime();
+        long limit = timeout.toNanos();
+        int polls = 0;
+        while (poll() > 0) {
+            if ((++polls & 63) == 0) {
+                for (int i = 0; i < pending; i++) {
+                    targets[i].checkAlive();
+                }
+                if (System.nanoTime() - start > limit) {
+                    throw new SynchronizerTimeoutException(pending + " calls still not " + mode.name().toLowerCase()
+                            + " after " + timeout.toMillis() + " ms; first: " + targets[0].describe(marks[0]));
+                }
+                Thread.yield();
+            }
+            targets[0].helpWhileWaiting();
+            Thread.onSpinWait();
+        }
+    }
+
+    /** Adds a call that counts down when {@code target} reaches {@code mark}. Used by the fabric. */
+    public void add(SyncTarget target, long mark) {
+        if (pending == targets.length) {
+            targets = Arrays.copyOf(targets, pending * 2);
+            marks = Arrays.copyOf(marks, pending * 2);
+        }
+        targets[pending] = target;
+        marks[pending] = mark;
+        pending++;
+    }
+
+    private int poll() {
+        int i = 0;
+        while (i < pending) {
+            if (targets[i].reached(marks[i])) {
+                pending--;
+                targets[i] = targets[pending];
+                marks[i] = marks[pending];
+                targets[pending] = null;
+            } else {
+                i++;
+            }
+        }
+        return pending;
+    }
+
+    /** Calls did not count down in time although their destinations are alive. */
+    public static final class SynchronizerTimeoutException extends RuntimeException {
+        public SynchronizerTimeoutException(String message) {
+            super(message);
+        }
+    }
+}

@@ -1,0 +1,188 @@
+package io.fabricrpc.invocation;
+
+import io.fabricrpc.fabric.ThreadId;
+import io.fabricrpc.messaging.RecordHandler;
+import io.fabricrpc.serialization.CallDecoder;
+import io.fabricrpc.serialization.CallRecordDescriptor;
+import io.fabricrpc.serialization.ResultCodec;
+import io.fabricrpc.transport.Link;
+import io.fabricrpc.transport.LocalRegion;
+import io.fabricrpc.transport.RemoteAccess;
+import io.fabricrpc.transport.RemoteRegion;
+import org.agrona.collections.Long2ObjectHashMap;
+
+import java.lang.foreign.MemorySegment;
+import java.lang.foreign.ValueLayout;
+
+/**
+ * Runs the invocation records addressed to one worker thread (record layouts in {@link InvocationRecords}).
+ * One call decoder per sending thread (function ids are per link); confined to the thread running
+ * {@code processCalls} for the worker.
+ */
+final class CallReceiver implements RecordHandler {
+    private static final ValueLayout.OfLong LONG = ValueLayout.JAVA_LONG_UNALIGNED;
+    private static final ValueLayout.OfInt INT = ValueLayout.JAVA_INT_UNALIGNED;
+
+    private final FabricRuntime runtime;
+    private final ThreadId self;
+    private final int selfGlobal;
+    private final Object context;
+    private final Long2ObjectHashMap<CallDecoder> decoders = new Long2ObjectHashMap<>();
+    private final CallDecoder broadcastDecoder;
+    private final ResultCodec results;
+    private LocalRegion resultScratch;
+    private LocalRegion readScratch;
+
+    CallReceiver(FabricRuntime runtime, ThreadId self, Object context) {
+        this.runtime = runtime;
+        this.self = self;
+        this.selfGlobal = self.globalIndex(runtime.threadsPerProcess());
+        this.context = context;
+        this.broadcastDecoder = new CallDecoder(runtime.registry(), "broadcasts to " + self, context);
+        this.results = new ResultCodec(runtime.registry());
+    }
+
+    private CallDecoder decoder(long sender) {
+        CallDecoder decoder = decoders.get(sender);
+        if (decoder == null) {
+            decoder = new CallDecoder(runtime.registry(), ThreadId.fromLong(sender) + " -> " + self, context);
+            decoders.put(sender, decoder);
+        }
+        return decoder;
+    }
+
+    @Override
+    public void onRecord(long sender, int tag, MemorySegment record, long offset, long length) {
+        long limit = offset + length;
+        switch (tag) {
+            case InvocationRecords.CALL -> decoder(sender).invoke(record, offset, limit, null);
+            case InvocationRecords.CALL_BUFFER -> {
+                long end = CallRecordDescriptor.recordEnd(record, offset, limit);
+                decoder(sender).invoke(record, offset, end, record.asSlice(end, limit - end));
+            }
+            case InvocationRecords.CALL_BUFFER_WRITTEN -> {
+                long regionId = record.get(LONG, offset);
+                long at = record.get(LONG, offset + 8);
+                long bytes = record.get(LONG, offset + 16);
+                MemorySegment buffer = runtime.localRegion(regionId, at, bytes);
+                decoder(sender).invoke(record, offset + 24, limit, buffer);
+            }
+            case InvocationRecords.CALL_BUFFER_READ -> {
+                RemoteRegion source = RemoteRegion.decode(record, offset);
+                long at = record.get(LONG, offset + RemoteRegion.ENCODED_LENGTH);
+                long bytes = record.get(LONG, offset + RemoteRegion.ENCODED_LENGTH + 8);
+                MemorySegment buffer = readFrom(ThreadId.rankOf(sender), source, at, bytes);
+                decoder(sender).invoke(record, offset + RemoteRegion.ENCODED_LENGTH + 16, limit, buffer);
+            }
+            case InvocationRecords.CALL_RETURN -> callReturn(sender, record, offset, limit);
+            case InvocationRecords.BROADCAST -> broadcast(record, offset, limit);
+            default -> throw new IllegalArgumentException("unknown invocation kind " + tag + " in a " + length
+                    + "-byte record from " + ThreadId.fromLong(sender));
+        }
+    }
+
+    private MemorySegment readFrom(int rank, RemoteRegion source, long at, long bytes) {
+        if (readScratch == null || readScratch.length() < bytes) {
+            if (readScratch != null) {
+                readScratch.close();
+            }
+            readScratch = runtime.transport().allocate(Math.max(4096, Long.highestOneBit(Math.max(1, bytes - 1)) << 1),
+                    RemoteAccess.NONE);
+        }
+        Link link = runtime.link(rank);
+        link.awaitCompletion(link.read(source, at, readScratch, 0, bytes)); // bounded by the link's liveness
+        return readScratch.segment().asSlice(0, bytes);
+    }
+
+    private void callReturn(long sender, MemorySegment record, long offset, long limit) {
+        RemoteRegion slotRegion = RemoteRegion.decode(record, offset);
+        long slotOffset = record.get(LONG, offset + RemoteRegion.ENCODED_LENGTH);
+        long sequence = record.get(LONG, offset + RemoteRegion.ENCODED_LENGTH + 8);
+        int slotBytes = runtime.returnSlotBytes();
+        if (resultScratch == null) {
+            resultScratch = runtime.transport().allocate(slotBytes, RemoteAccess.NONE);
+        }
+        MemorySegment scratch = resultScratch.segment();
+        long room = slotBytes - InvocationRecords.SLOT_RESULT;
+        int written;
+        RuntimeException failure = null;
+        try {
+            CallDecoder decoder = decoder(sender);
+            decoder.invoke(record, offset + RemoteRegion.ENCODED_LENGTH + 16, limit, null);
+            written = results.encodeValue(decoder.lastResult(), scratch, InvocationRecords.SLOT_RESULT, slotBytes);
+            if (written < 0) {
+                written = results.encodeFailure(new IllegalStateException("the result of type "
+                        + decoder.lastResult().getClass().getName() + " does not fit the " + room
+                        + "-byte return slot (returnSlotBytes)"), scratch, InvocationRecords.SLOT_RESULT, slotBytes);
+            }
+        } catch (RuntimeException e) {
+            // The caller is waiting: it gets the failure instead of a hang; the error is reported here too.
+            written = results.encodeFailure(e, scratch, InvocationRecords.SLOT_RESULT, slotBytes);
+            failure = e;
+        }
+        scratch.set(ValueLayout.JAVA_INT, InvocationRecords.SLOT_LENGTH, Math.max(written, 0));
+        Link link = runtime.link(ThreadId.rankOf(sender));
+        link.write(resultScratch, InvocationRecords.SLOT_LENGTH, slotRegion, slotOffset + InvocationRecords.SLOT_LENGTH,
+                InvocationRecords.SLOT_RESULT - InvocationRecords.SLOT_LENGTH + Math.max(written, 0));
+        link.writeLong(slotRegion, slotOffset + InvocationRecords.SLOT_SEQUENCE, sequence); // ordered after the result
+        if (failure != null) {
+            throw failure;
+        }
+    }
+
+    private void broadcast(MemorySegment record, long offset, long limit) {
+        int root = record.get(INT, offset + InvocationRecords.BROADCAST_ROOT);
+        int span = record.get(INT, offset + InvocationRecords.BROADCAST_SPAN);
+        int flags = record.get(INT, offset + InvocationRecords.BROADCAST_FLAGS);
+        long sequence = record.get(LONG, offset + InvocationRecords.BROADCAST_SEQUENCE);
+        int threads = runtime.threadCount();
+        int relative = Math.floorMod(selfGlobal - root, threads);
+        if (span < 1 || relative + span > threads) {
+            throw new IllegalArgumentException("corrupt broadcast record: root " + root + ", span " + span + " at worker "
+                    + selfGlobal + " of " + threads);
+        }
+        // Children first, so the tree's depth, not this call's duration, bounds the broadcast's latency.
+        runtime.forwardBroadcast(root, relative, span, record, offset, limit - offset);
+        long at = offset + InvocationRecords.BROADCAST_HEADER;
+        RemoteRegion acks = null;
+        if ((flags & InvocationRecords.BROADCAST_ACK) != 0) {
+            acks = RemoteRegion.decode(record, at);
+            at += RemoteRegion.ENCODED_LENGTH;
+        }
+        MemorySegment argument = null;
+        if ((flags & InvocationRecords.BROADCAST_READ) != 0) {
+            RemoteRegion source = RemoteRegion.decode(record, at);
+            argument = readFrom(root / runtime.threadsPerProcess(), source, record.get(LONG, at + RemoteRegion.ENCODED_LENGTH),
+                    record.get(LONG, at + RemoteRegion.ENCODED_LENGTH + 8));
+            at += RemoteRegion.ENCODED_LENGTH + 16;
+        } else if ((flags & InvocationRecords.BROADCAST_WRITTEN) != 0) {
+            long regionOffset = record.get(LONG, at);
+            long bytes = record.get(LONG, at + 8);
+            long regionId = record.get(LONG, at + 16 + 8L * self.rank());
+            argument = runtime.localRegion(regionId, regionOffset, bytes);
+            at += 16 + 8L * runtime.size();
+        }
+        long end = CallRecordDescriptor.recordEnd(record, at, limit);
+        if ((flags & InvocationRecords.BROADCAST_INLINE) != 0) {
+            argument = record.asSlice(end, limit - end);
+        }
+        broadcastDecoder.reset(); // each broadcast record carries its own definition
+        try {
+            broadcastDecoder.invoke(record, at, end, argument);
+        } finally {
+            if (acks != null) {
+                // Single writer of this word; ordered after the run by program order and the link's issue order.
+                runtime.link(root / runtime.threadsPerProcess()).writeLong(acks, 8L * selfGlobal, sequence);
+            }
+        }
+    }
+
+    void close() {
+        if (resultScratch != null) {
+            resultScratch.close();
+        }
+        if (readScratch != null) {
+            readScratch.close();
+        }
+    }
+}

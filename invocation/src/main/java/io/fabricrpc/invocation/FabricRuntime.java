@@ -1,0 +1,847 @@
+package io.fabricrpc.invocation;
+
+import io.fabricrpc.api.Fabric;
+import io.fabricrpc.api.FabricConfig;
+import io.fabricrpc.api.RemoteBufferConsumer;
+import io.fabricrpc.api.RemoteContextConsumer;
+import io.fabricrpc.api.RemoteRunnable;
+import io.fabricrpc.api.RemoteSupplier;
+import io.fabricrpc.api.Synchronizer;
+import io.fabricrpc.fabric.ControlPlane;
+import io.fabricrpc.fabric.ControlPlaneListener;
+import io.fabricrpc.fabric.Membership;
+import io.fabricrpc.fabric.PeerFailedException;
+import io.fabricrpc.fabric.ThreadId;
+import io.fabricrpc.messaging.ChunkLayout;
+import io.fabricrpc.messaging.Messenger;
+import io.fabricrpc.messaging.MessagingException;
+import io.fabricrpc.messaging.MessagingNode;
+import io.fabricrpc.messaging.ReceivingThread;
+import io.fabricrpc.serialization.CallEncoder;
+import io.fabricrpc.serialization.ResultCodec;
+import io.fabricrpc.serialization.SerializationRegistry;
+import io.fabricrpc.transport.EndpointAddress;
+import io.fabricrpc.transport.Link;
+import io.fabricrpc.transport.LocalRegion;
+import io.fabricrpc.transport.RemoteAccess;
+import io.fabricrpc.transport.RemoteRegion;
+import io.fabricrpc.transport.Transport;
+import io.fabricrpc.transport.Transports;
+import org.agrona.concurrent.BackoffIdleStrategy;
+import org.agrona.concurrent.IdleStrategy;
+
+import java.io.Serializable;
+import java.lang.foreign.MemorySegment;
+import java.lang.foreign.ValueLayout;
+import java.nio.ByteBuffer;
+import java.time.Duration;
+import java.util.Iterator;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ConcurrentLinkedQueue;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicReferenceArray;
+import java.util.concurrent.locks.LockSupport;
+import java.util.function.BiConsumer;
+import java.util.function.IntFunction;
+
+/**
+ * The {@link Fabric} of one process: the control plane (bootstrap, liveness), one transport endpoint, the
+ * messaging node (messengers, chunk service), per-thread sending state, and the workers' receivers.
+ */
+public final class FabricRuntime implements Fabric {
+    private static final String REGISTRY_DESCRIPTOR = "registry";
+
+    private final FabricConfig config;
+    private final SerializationRegistry registry;
+    private final Transport transport;
+    private final MessagingNode node;
+    private final ControlPlane control;
+    private final int rank;
+    private final int size;
+    private final int threads;
+    private final EndpointAddress[] addresses;
+    private final Link[] links;
+    private final ReceivingThread[] receiving;
+    private final AtomicReferenceArray<Thread> attached;
+    private final ConcurrentHashMap<Long, LocalRegion> regions = new ConcurrentHashMap<>();
+    private final ReturnSlots slots;
+    private final ThreadLocal<ThreadContext> contexts = new ThreadLocal<>();
+    private final List<ThreadContext> allContexts = new CopyOnWriteArrayList<>();
+    private final AtomicInteger ephemeralThreads = new AtomicInteger();
+    private final ConcurrentLinkedQueue<PendingReturn> pendingReturns = new ConcurrentLinkedQueue<>();
+    private final List<Thread> handlers = new CopyOnWriteArrayList<>();
+    private final Thread returnPoller;
+    private volatile BiConsumer<ThreadId, Throwable> errorListener = (thread, error) ->
+            System.getLogger("fabricrpc").log(System.Logger.Level.ERROR, "call from " + thread + " failed: " + error, error);
+    private volatile boolean closed;
+
+    private record PendingReturn(ReturnSlots.Slot slot, int rank, CompletableFuture<Object> future, long started) {
+    }
+
+    private FabricRuntime(FabricConfig config) {
+        this.config = config;
+        this.registry = config.registry();
+        this.rank = config.job().rank();
+        this.size = config.job().size();
+        this.threads = config.job().threadsPerProcess();
+        this.transport = Transports.open(config.transport());
+        MessagingNode messaging = null;
+        ControlPlane plane = null;
+        try {
+            messaging = new MessagingNode(transport);
+            this.receiving = new ReceivingThread[threads];
+            for (int i = 0; i < threads; i++) {
+                // Registered before joining: once the job is formed, peers may send at once.
+                receiving[i] = messaging.registerReceiver(ThreadId.pack(rank, i));
+                receiving[i].onError((sender, error) -> errorListener.accept(ThreadId.fromLong(sender), error));
+            }
+            byte[] fingerprint = ByteBuffer.allocate(8).putLong(registry.fingerprint()).array();
+            plane = ControlPlane.startAndJoin(config.job(), Map.of(transport.kind(), transport.address().bytes(),
+                    REGISTRY_DESCRIPTOR, fingerprint));
+            Membership membership = plane.membership();
+            this.addresses = new EndpointAddress[size];
+            for (int r = 0; r < size; r++) {
+                byte[] theirs = membership.descriptor(r, REGISTRY_DESCRIPTOR);
+                if (theirs == null || !java.util.Arrays.equals(theirs, fingerprint)) {
+                    throw new IllegalStateException("rank " + r + " built a different serialization registry (fingerprint "
+                            + (theirs == null ? "missing" : Long.toHexString(ByteBuffer.wrap(theirs).getLong()))
+                            + ", this rank " + Long.toHexString(registry.fingerprint())
+                            + "): every process must register the same classes in the same order");
+                }
+                byte[] address = membership.descriptor(r, transport.kind());
+                if (address == null) {
+                    throw new IllegalStateException("rank " + r + " has no '" + transport.kind() + "' endpoint"
+                            + " (fabric.transport must be the same in every process)");
+                }
+                addresses[r] = new EndpointAddress(transport.kind(), address);
+            }
+        } catch (RuntimeException e) {
+            if (plane != null) {
+                plane.close();
+            }
+            if (messaging != null) {
+                messaging.close();
+            }
+            transport.close();
+            throw e;
+        }
+        this.node = messaging;
+        this.control = plane;
+        this.links = new Link[size];
+        this.attached = new AtomicReferenceArray<>(threads);
+        this.slots = new ReturnSlots(transport, config.returnSlotBytes());
+        control.addListener(new ControlPlaneListener() {
+            @Override
+            public void peerFailed(int failedRank, PeerFailedException failure) {
+                failPendingReturns(failedRank, failure);
+            }
+        });
+        this.returnPoller = Thread.ofPlatform().daemon().name("fabricrpc-returns-" + rank).start(this::pollReturns);
+    }
+
+    public static FabricRuntime join(FabricConfig config) {
+        return new FabricRuntime(config);
+    }
+
+    private static final ThreadLocal<FabricRuntime> CURRENT = new ThreadLocal<>();
+    private static final ThreadLocal<Object> CURRENT_CONTEXT = new ThreadLocal<>();
+
+    public static Object currentContext() {
+        return CURRENT_CONTEXT.get();
+    }
+
+    public static FabricRuntime current() {
+        return CURRENT.get();
+    }
+
+    // ---------------------------------------------------------------------------------------------------- identity
+
+    @Override
+    public int rank() {
+        return rank;
+    }
+
+    @Override
+    public int size() {
+        return size;
+    }
+
+    @Override
+    public int threadsPerProcess() {
+        return threads;
+    }
+
+    int threadCount() {
+        return size * threads;
+    }
+
+    SerializationRegistry registry() {
+        return registry;
+    }
+
+    Transport transport() {
+        return transport;
+    }
+
+    int returnSlotBytes() {
+        return config.returnSlotBytes();
+    }
+
+    /** The control plane (liveness, membership). */
+    public ControlPlane controlPlane() {
+        return control;
+    }
+
+    @Override
+    public void attach(int index) {
+        attach(index, null);
+    }
+
+    @Override
+    public void attach(int index, Object userContext) {
+        if (index < 0 || index >= threads) {
+            throw new IllegalArgumentException("worker index " + index + " outside [0, " + threads + ")");
+        }
+        ThreadContext existing = contexts.get();
+        if (existing != null && existing.workerIndex >= 0) {
+            throw new IllegalStateException("this thread is already worker " + existing.workerIndex);
+        }
+        if (!attached.compareAndSet(index, null, Thread.currentThread())) {
+            throw new IllegalStateException("worker " + index + " of rank " + rank + " is already attached to thread '"
+                    + attached.get(index).getName() + "'");
+        }
+        ThreadContext context = new ThreadContext(this, ThreadId.pack(rank, index), threadCount());
+        context.workerIndex = index;
+        context.receiving = receiving[index];
+        context.receiver = new CallReceiver(this, new ThreadId(rank, index), userContext);
+        contexts.set(context);
+        CURRENT.set(this);
+        CURRENT_CONTEXT.set(userContext);
+        allContexts.add(context);
+    }
+
+    @Override
+    public ThreadId self() {
+        ThreadContext context = contexts.get();
+        if (context == null || context.workerIndex < 0) {
+            throw new IllegalStateException("thread '" + Thread.currentThread().getName() + "' is not an attached worker");
+        }
+        return new ThreadId(rank, context.workerIndex);
+    }
+
+    /** The calling thread's sending state; threads that are not workers get an id past the workers'. */
+    private ThreadContext context() {
+        ThreadContext context = contexts.get();
+        if (context == null) {
+            if (closed) {
+                throw new IllegalStateException("fabric of rank " + rank + " is closed");
+            }
+            int index = threads + ephemeralThreads.getAndIncrement();
+            context = new ThreadContext(this, ThreadId.pack(rank, index), threadCount());
+            contexts.set(context);
+            allContexts.add(context);
+        }
+        return context;
+    }
+
+    // ---------------------------------------------------------------------------------------------- receiving side
+
+    @Override
+    public int processCalls() {
+        ThreadContext context = contexts.get();
+        if (context == null || context.receiving == null) {
+            throw new IllegalStateException("processCalls on thread '" + Thread.currentThread().getName()
+                    + "', which is not an attached worker (call attach(index) first)");
+        }
+        if (context.inProcessCalls) {
+            return 0; // a call that waits must not re-enter its own receiver
+        }
+        context.inProcessCalls = true;
+        try {
+            return context.receiving.processCalls(context.receiver);
+        } finally {
+            context.inProcessCalls = false;
+        }
+    }
+
+    /** Lets a waiting worker run its incoming calls (avoids deadlock between workers calling each other). */
+    void help() {
+        ThreadContext context = contexts.get();
+        if (context != null && context.receiving != null && !context.inProcessCalls) {
+            processCalls();
+        }
+    }
+
+    @Override
+    public void startHandlerThreads() {
+        for (int i = 0; i < threads; i++) {
+            if (attached.get(i) != null) {
+                continue;
+            }
+            int index = i;
+            CompletableFuture<Void> ready = new CompletableFuture<>();
+            Thread handler = Thread.ofPlatform().daemon().name("fabricrpc-handler-" + rank + "." + i).start(() -> {
+                try {
+                    attach(index);
+                    ready.complete(null);
+                } catch (RuntimeException e) {
+                    ready.complete(null); // a user thread attached meanwhile: it serves this worker
+                    return;
+                }
+                IdleStrategy idle = new BackoffIdleStrategy(100, 10, 1_000, 200_000);
+                while (!closed) {
+                    try {
+                        idle.idle(processCalls());
+                    } catch (RuntimeException e) {
+                        errorListener.accept(new ThreadId(rank, index), e);
+                    }
+                }
+            });
+            handlers.add(handler);
+            ready.join();
+        }
+    }
+
+    @Override
+    public void onError(BiConsumer<ThreadId, Throwable> listener) {
+        this.errorListener = listener;
+    }
+
+    // ------------------------------------------------------------------------------------------------ sending side
+
+    Link link(int destinationRank) {
+        Link link = links[destinationRank];
+        if (link == null) {
+            link = transport.connect(addresses[destinationRank]); // idempotent per peer; the race is benign
+            links[destinationRank] = link;
+        }
+        return link;
+    }
+
+    void checkAlive(int destinationRank) {
+        control.checkAlive(destinationRank);
+        Link link = links[destinationRank];
+        if (link != null) {
+            link.checkAlive();
+        }
+    }
+
+    private int globalIndex(ThreadId dest) {
+        if (dest.rank() < 0 || dest.rank() >= size || dest.threadIndex() < 0 || dest.threadIndex() >= threads) {
+            throw new IllegalArgumentException("no worker " + dest + " in a job of " + size + " processes x " + threads
+                    + " threads");
+        }
+        return dest.rank() * threads + dest.threadIndex();
+    }
+
+    private Messenger messenger(ThreadContext context, int global) {
+        Messenger messenger = context.messengers[global];
+        if (messenger == null) {
+            int destRank = global / threads;
+            control.checkAlive(destRank);
+            messenger = node.messenger(context.senderId, ThreadId.pack(destRank, global % threads),
+                    addresses[destRank], config.messenger());
+            messenger.whileWaiting(this::help);
+            context.messengers[global] = messenger;
+            context.encoders[global] = new CallEncoder(registry, ThreadId.fromLong(context.senderId) + " -> "
+                    + ThreadId.fromLong(ThreadId.pack(destRank, global % threads)));
+            Messenger m = messenger;
+            context.targets[global] = new ThreadContext.MessengerTargets(
+                    new SyncTarget() {
+                        @Override
+                        public boolean reached(long ticket) {
+                            return m.link().isComplete(ticket);
+                        }
+
+                        @Override
+                        public void checkAlive() {
+                            FabricRuntime.this.checkAlive(destRank);
+                        }
+
+                        @Override
+                        public void helpWhileWaiting() {
+                            help();
+                        }
+
+                        @Override
+                        public String describe(long ticket) {
+                            return "write " + ticket + " to rank " + destRank;
+                        }
+                    },
+                    new SyncTarget() {
+                        @Override
+                        public boolean reached(long record) {
+                            return m.consumedRecords() >= record;
+                        }
+
+                        @Override
+                        public void checkAlive() {
+                            FabricRuntime.this.checkAlive(destRank);
+                        }
+
+                        @Override
+                        public void helpWhileWaiting() {
+                            help();
+                        }
+
+                        @Override
+                        public String describe(long record) {
+                            return "call " + record + " from " + m;
+                        }
+                    });
+        }
+        return messenger;
+    }
+
+    /** Sends the record prepared in {@code context.writer} and registers it with {@code sync}. */
+    private boolean send(ThreadContext context, int global, int kind, Synchronizer sync) {
+        Messenger messenger = context.messengers[global];
+        boolean consumed = sync != null && sync.mode() == Synchronizer.Mode.CONSUMED;
+        boolean sent = messenger.send(consumed ? kind | ChunkLayout.TAG_NOTIFY : kind, context.writer);
+        if (sent && sync != null) {
+            ThreadContext.MessengerTargets targets = context.targets[global];
+            if (consumed) {
+                sync.add(targets.consumed(), messenger.recordsSent());
+            } else {
+                sync.add(targets.sent(), messenger.lastTicket());
+            }
+        }
+        return sent;
+    }
+
+    private ThreadContext prepare(int global, Serializable function) {
+        ThreadContext context = context();
+        messenger(context, global);
+        context.writer.prepare(context.encoders[global], function);
+        return context;
+    }
+
+    @Override
+    public boolean call(ThreadId dest, RemoteRunnable function) {
+        return call(dest, function, null);
+    }
+
+    @Override
+    public boolean call(ThreadId dest, RemoteRunnable function, Synchronizer sync) {
+        int global = globalIndex(dest);
+        return send(prepare(global, function), global, InvocationRecords.CALL, sync);
+    }
+
+    @Override
+    public boolean call(ThreadId dest, RemoteContextConsumer<?> function, Synchronizer sync) {
+        int global = globalIndex(dest);
+        return send(prepare(global, function), global, InvocationRecords.CALL, sync);
+    }
+
+    @Override
+    public boolean callBuffer(ThreadId dest, RemoteBufferConsumer function, MemorySegment buffer, long offset,
+                              long length, Synchronizer sync) {
+        int global = globalIndex(dest);
+        ThreadContext context = prepare(global, function);
+        context.writer.trailer = buffer;
+        context.writer.trailerOffset = offset;
+        context.writer.trailerLength = length;
+        return send(context, global, InvocationRecords.CALL_BUFFER, sync);
+    }
+
+    @Override
+    public boolean callBuffer(ThreadId dest, RemoteBufferConsumer function, LocalRegion source, long sourceOffset,
+                              RemoteRegion destination, long destinationOffset, long length, Synchronizer sync) {
+        int global = globalIndex(dest);
+        Link link = link(dest.rank());
+        // Same link as the call record, issued first: the receiver sees the bytes before it runs the call.
+        long ticket = link.write(source, sourceOffset, destination, destinationOffset, length);
+        ThreadContext context = prepare(global, function);
+        MemorySegment header = context.writer.header;
+        header.set(ValueLayout.JAVA_LONG_UNALIGNED, 0, destination.regionId());
+        header.set(ValueLayout.JAVA_LONG_UNALIGNED, 8, destinationOffset);
+        header.set(ValueLayout.JAVA_LONG_UNALIGNED, 16, length);
+        context.writer.headerLength = 24;
+        boolean sent = send(context, global, InvocationRecords.CALL_BUFFER_WRITTEN,
+                sync != null && sync.mode() == Synchronizer.Mode.CONSUMED ? sync : null);
+        if (sent && sync != null && sync.mode() == Synchronizer.Mode.SENT) {
+            sync.add(context.targets[global].sent(), ticket); // the source buffer, not the record, is what matters
+        }
+        return sent;
+    }
+
+    @Override
+    public boolean callBuffer(ThreadId dest, RemoteBufferConsumer function, RemoteRegion source, long offset,
+                              long length, Synchronizer sync) {
+        int global = globalIndex(dest);
+        ThreadContext context = prepare(global, function);
+        MemorySegment header = context.writer.header;
+        source.encode(header, 0);
+        header.set(ValueLayout.JAVA_LONG_UNALIGNED, RemoteRegion.ENCODED_LENGTH, offset);
+        header.set(ValueLayout.JAVA_LONG_UNALIGNED, RemoteRegion.ENCODED_LENGTH + 8, length);
+        context.writer.headerLength = RemoteRegion.ENCODED_LENGTH + 16;
+        return send(context, global, InvocationRecords.CALL_BUFFER_READ, sync);
+    }
+
+    @Override
+    @SuppressWarnings("unchecked")
+    public <R> R callReturn(ThreadId dest, RemoteSupplier<R> function) {
+        int global = globalIndex(dest);
+        ThreadContext context = context();
+        if (context.blockingSlot == null) {
+            context.blockingSlot = slots.take();
+        }
+        ReturnSlots.Slot slot = context.blockingSlot;
+        slot.sequence = nextSequence(slot);
+        postReturn(context, global, function, slot);
+        long start = System.nanoTime();
+        long timeout = config.callTimeout().toNanos();
+        int polls = 0;
+        while (!slot.arrived()) {
+            help();
+            if ((++polls & 255) == 0) {
+                checkAlive(dest.rank());
+                if (System.nanoTime() - start > timeout) {
+                    throw new MessagingException("no result from " + dest + " within " + config.callTimeout().toMillis()
+                            + " ms (callTimeout); the destination is alive but has not run the call");
+                }
+                Thread.yield();
+            }
+            Thread.onSpinWait();
+        }
+        return (R) decodeResult(context, slot);
+    }
+
+    private static long nextSequence(ReturnSlots.Slot slot) {
+        return slot.sequence + 1; // a result left by an earlier call on this slot no longer matches
+    }
+
+    private Object decodeResult(ThreadContext context, ReturnSlots.Slot slot) {
+        if (context.results == null) {
+            context.results = new ResultCodec(registry);
+        }
+        long at = slot.offset + InvocationRecords.SLOT_RESULT;
+        return context.results.decode(slot.region.segment(), at, at + slot.length());
+    }
+
+    private void postReturn(ThreadContext context, int global, RemoteSupplier<?> function, ReturnSlots.Slot slot) {
+        prepare(global, function);
+        MemorySegment header = context.writer.header;
+        slot.region.remote().encode(header, 0);
+        header.set(ValueLayout.JAVA_LONG_UNALIGNED, RemoteRegion.ENCODED_LENGTH, slot.offset);
+        header.set(ValueLayout.JAVA_LONG_UNALIGNED, RemoteRegion.ENCODED_LENGTH + 8, slot.sequence);
+        context.writer.headerLength = RemoteRegion.ENCODED_LENGTH + 16;
+        if (!send(context, global, InvocationRecords.CALL_RETURN, null)) {
+            throw new MessagingException("callReturn to worker " + global + " refused: its buffers are full (FAIL policy)");
+        }
+    }
+
+    @Override
+    @SuppressWarnings("unchecked")
+    public <R> CompletableFuture<R> callReturnAsync(ThreadId dest, RemoteSupplier<R> function) {
+        int global = globalIndex(dest);
+        ThreadContext context = context();
+        ReturnSlots.Slot slot = slots.take();
+        CompletableFuture<Object> future = new CompletableFuture<>();
+        try {
+            postReturn(context, global, function, slot);
+        } catch (RuntimeException e) {
+            slots.give(slot);
+            throw e;
+        }
+        pendingReturns.add(new PendingReturn(slot, dest.rank(), future, System.nanoTime()));
+        LockSupport.unpark(returnPoller);
+        return (CompletableFuture<R>) future;
+    }
+
+    private void pollReturns() {
+        ResultCodec codec = new ResultCodec(registry);
+        long timeout = config.callTimeout().toNanos();
+        while (!closed) {
+            boolean any = false;
+            for (Iterator<PendingReturn> it = pendingReturns.iterator(); it.hasNext(); ) {
+                PendingReturn pending = it.next();
+                any = true;
+                ReturnSlots.Slot slot = pending.slot();
+                try {
+                    if (slot.arrived()) {
+                        it.remove();
+                        long at = slot.offset + InvocationRecords.SLOT_RESULT;
+                        Object value;
+                        try {
+                            value = codec.decode(slot.region.segment(), at, at + slot.length());
+                        } finally {
+                            slots.give(slot);
+                        }
+                        pending.future().complete(value);
+                    } else {
+                        checkAlive(pending.rank());
+                        if (System.nanoTime() - pending.started() > timeout) {
+                            throw new MessagingException("no result from rank " + pending.rank() + " within "
+                                    + config.callTimeout().toMillis() + " ms (callTimeout)");
+                        }
+                    }
+                } catch (RuntimeException e) {
+                    it.remove(); // the slot is not reused: a late result could still land in it
+                    pending.future().completeExceptionally(e);
+                }
+            }
+            LockSupport.parkNanos(any ? 20_000 : 5_000_000);
+        }
+    }
+
+    private void failPendingReturns(int failedRank, PeerFailedException failure) {
+        for (Iterator<PendingReturn> it = pendingReturns.iterator(); it.hasNext(); ) {
+            PendingReturn pending = it.next();
+            if (pending.rank() == failedRank) {
+                it.remove();
+                pending.future().completeExceptionally(failure);
+            }
+        }
+    }
+
+    // --------------------------------------------------------------------------------------------------- broadcast
+
+    @Override
+    public void broadcast(RemoteRunnable function, Synchronizer sync) {
+        broadcast(function, sync, 0, null, null, 0, 0, null);
+    }
+
+    @Override
+    public void broadcastBuffer(RemoteBufferConsumer function, MemorySegment buffer, long offset, long length,
+                                Synchronizer sync) {
+        broadcast(function, sync, InvocationRecords.BROADCAST_INLINE, buffer.asSlice(offset, length), null, 0, length,
+                null);
+    }
+
+    @Override
+    public void broadcastBuffer(RemoteBufferConsumer function, LocalRegion source, long sourceOffset,
+                                IntFunction<RemoteRegion> destinations, long destinationOffset, long length,
+                                Synchronizer sync) {
+        long[] regionIds = new long[size];
+        long[] tickets = new long[size];
+        for (int r = 0; r < size; r++) {
+            RemoteRegion destination = destinations.apply(r);
+            regionIds[r] = destination.regionId();
+            tickets[r] = link(r).write(source, sourceOffset, destination, destinationOffset, length);
+        }
+        // The tree may reach rank r through another process, so the bytes must have landed before any call leaves.
+        for (int r = 0; r < size; r++) {
+            link(r).awaitCompletion(tickets[r]);
+        }
+        broadcast(function, sync, InvocationRecords.BROADCAST_WRITTEN, null, null, destinationOffset, length, regionIds);
+    }
+
+    @Override
+    public void broadcastBuffer(RemoteBufferConsumer function, RemoteRegion source, long offset, long length,
+                                Synchronizer sync) {
+        broadcast(function, sync, InvocationRecords.BROADCAST_READ, null, source, offset, length, null);
+    }
+
+    private void broadcast(Serializable function, Synchronizer sync, int flags, MemorySegment inline,
+                           RemoteRegion readSource, long regionOffset, long length, long[] regionIds) {
+        ThreadContext context = context();
+        int root = context.workerIndex >= 0 ? rank * threads + context.workerIndex : rank * threads;
+        long sequence = ++context.broadcasts;
+        boolean ack = sync != null && sync.mode() == Synchronizer.Mode.CONSUMED;
+        if (ack) {
+            flags |= InvocationRecords.BROADCAST_ACK;
+            if (context.ackRegion == null) {
+                context.ackRegion = transport.allocate(8L * threadCount(), RemoteAccess.WRITE);
+                context.ackTarget = new AckTarget(this, context.ackRegion, threadCount());
+            }
+        }
+        // A self-contained record (definition included) that every hop forwards unchanged but for the span.
+        MemorySegment record = MemorySegment.ofArray(new byte[config.messenger().chunkSize()]);
+        long at = InvocationRecords.BROADCAST_HEADER;
+        record.set(ValueLayout.JAVA_INT_UNALIGNED, InvocationRecords.BROADCAST_ROOT, root);
+        record.set(ValueLayout.JAVA_INT_UNALIGNED, InvocationRecords.BROADCAST_FLAGS, flags);
+        record.set(ValueLayout.JAVA_LONG_UNALIGNED, InvocationRecords.BROADCAST_SEQUENCE, sequence);
+        if (ack) {
+            context.ackRegion.remote().encode(record, at);
+            at += RemoteRegion.ENCODED_LENGTH;
+        }
+        if (readSource != null) {
+            readSource.encode(record, at);
+            record.set(ValueLayout.JAVA_LONG_UNALIGNED, at + RemoteRegion.ENCODED_LENGTH, regionOffset);
+            record.set(ValueLayout.JAVA_LONG_UNALIGNED, at + RemoteRegion.ENCODED_LENGTH + 8, length);
+            at += RemoteRegion.ENCODED_LENGTH + 16;
+        } else if (regionIds != null) {
+            record.set(ValueLayout.JAVA_LONG_UNALIGNED, at, regionOffset);
+            record.set(ValueLayout.JAVA_LONG_UNALIGNED, at + 8, length);
+            for (int r = 0; r < size; r++) {
+                record.set(ValueLayout.JAVA_LONG_UNALIGNED, at + 16 + 8L * r, regionIds[r]);
+            }
+            at += 16 + 8L * size;
+        }
+        long room = record.byteSize() - at - (inline != null ? inline.byteSize() : 0);
+        int encoded = new CallEncoder(registry, "broadcast").encode(function, record, at, at + room);
+        if (encoded < 0) {
+            throw new MessagingException("broadcast record does not fit a " + record.byteSize() + "-byte chunk");
+        }
+        at += encoded;
+        if (inline != null) {
+            MemorySegment.copy(inline, 0, record, at, inline.byteSize());
+            at += inline.byteSize();
+        }
+        if (context.workerIndex >= 0) {
+            forwardBroadcast(root, 0, threadCount(), record, 0, at);
+            runLocally(context, function, flags, inline, readSource, regionOffset, length, regionIds, ack, sequence, root);
+        } else {
+            // Not a worker: hand the whole tree to worker 0 of this process, which runs it as the root.
+            sendRaw(context, root, record, 0, at, threadCount());
+        }
+        if (ack) {
+            sync.add(context.ackTarget, sequence);
+        }
+    }
+
+    private void runLocally(ThreadContext context, Serializable function, int flags, MemorySegment inline,
+                            RemoteRegion readSource, long regionOffset, long length, long[] regionIds, boolean ack,
+                            long sequence, int root) {
+        try {
+            if (function instanceof RemoteRunnable runnable) {
+                runnable.run();
+            } else {
+                MemorySegment argument = inline;
+                if (readSource != null) {
+                    LocalRegion own = regions.get(readSource.regionId());
+                    argument = own.segment().asSlice(regionOffset, length);
+                } else if (regionIds != null) {
+                    argument = localRegion(regionIds[rank], regionOffset, length);
+                }
+                ((RemoteBufferConsumer) function).accept(argument);
+            }
+        } finally {
+            if (ack) {
+                ReturnSlots.WORD.setRelease(context.ackRegion.segment(), 8L * root, sequence); // the root's own word
+            }
+        }
+    }
+
+    /** Sends a broadcast record to the children of {@code relative} in the tree rooted at worker {@code root}. */
+    void forwardBroadcast(int root, int relative, int span, MemorySegment record, long offset, long length) {
+        ThreadContext context = context();
+        int total = threadCount();
+        while (span > 1) {
+            int half = (span + 1) / 2;
+            int child = (root + relative + half) % total;
+            sendRaw(context, child, record, offset, length, span - half);
+            span = half;
+        }
+    }
+
+    private void sendRaw(ThreadContext context, int global, MemorySegment record, long offset, long length, int span) {
+        Messenger messenger = messenger(context, global);
+        ThreadContext.RawWriter raw = context.raw;
+        raw.source = record;
+        raw.offset = offset;
+        raw.length = length;
+        raw.span = span;
+        if (!messenger.send(InvocationRecords.BROADCAST, raw)) {
+            throw new MessagingException("broadcast to worker " + global + " refused: its buffers are full (FAIL policy)");
+        }
+    }
+
+    /** Test hook: sends arbitrary bytes as an invocation record of {@code kind} (a misbehaving or corrupt peer). */
+    boolean sendRawForTest(ThreadId dest, int kind, byte[] bytes) {
+        int global = globalIndex(dest);
+        Messenger messenger = messenger(context(), global);
+        MemorySegment source = MemorySegment.ofArray(bytes);
+        return messenger.send(kind, (target, offset, limit) -> {
+            if (bytes.length > limit) {
+                return -1;
+            }
+            MemorySegment.copy(source, 0, target, offset, bytes.length);
+            return bytes.length;
+        });
+    }
+
+    // ----------------------------------------------------------------------------------------------------- memory
+
+    @Override
+    public LocalRegion allocate(long bytes, RemoteAccess access) {
+        LocalRegion region = transport.allocate(bytes, access);
+        regions.put(region.remote().regionId(), region);
+        return region;
+    }
+
+    MemorySegment localRegion(long regionId, long offset, long length) {
+        LocalRegion region = regions.get(regionId);
+        if (region == null) {
+            throw new IllegalArgumentException("call names region " + regionId + ", which rank " + rank
+                    + " did not allocate through the fabric");
+        }
+        if (offset < 0 || length < 0 || offset > region.length() - length) {
+            throw new IllegalArgumentException("call names bytes [" + offset + ", " + (offset + length) + ") of region "
+                    + regionId + " (length " + region.length() + ")");
+        }
+        return region.segment().asSlice(offset, length);
+    }
+
+    // -------------------------------------------------------------------------------------------------- lifecycle
+
+    @Override
+    public void flush() {
+        long start = System.nanoTime();
+        for (ThreadContext context : allContexts) {
+            for (Messenger messenger : context.messengers) {
+                if (messenger == null) {
+                    continue;
+                }
+                while (messenger.queuedBytes() > 0) {
+                    if (System.nanoTime() - start > config.callTimeout().toNanos()) {
+                        throw new MessagingException("flush: " + messenger + " still has " + messenger.queuedBytes()
+                                + " queued bytes after " + config.callTimeout().toMillis() + " ms");
+                    }
+                    checkAlive(ThreadId.rankOf(messenger.destination()));
+                    LockSupport.parkNanos(100_000);
+                }
+            }
+        }
+    }
+
+    @Override
+    public void close() {
+        if (closed) {
+            return;
+        }
+        try {
+            flush();
+            control.shutdown();
+        } finally {
+            closed = true;
+            LockSupport.unpark(returnPoller);
+            for (Thread handler : handlers) {
+                try {
+                    handler.join(2000);
+                } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                }
+            }
+            control.close();
+            node.close();
+            for (ThreadContext context : allContexts) {
+                for (Messenger messenger : context.messengers) {
+                    if (messenger != null) {
+                        messenger.close();
+                    }
+                }
+                if (context.receiver != null) {
+                    context.receiver.close();
+                }
+                if (context.ackRegion != null) {
+                    context.ackRegion.close();
+                }
+            }
+            slots.close();
+            regions.values().forEach(LocalRegion::close);
+            transport.close();
+        }
+    }
+
+    @Override
+    public String toString() {
+        return "Fabric[rank " + rank + " of " + size + ", " + threads + " threads, " + transport.kind() + "]";
+    }
+
+}

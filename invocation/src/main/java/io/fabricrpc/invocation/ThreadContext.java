@@ -1,0 +1,108 @@
+package io.fabricrpc.invocation;
+
+import io.fabricrpc.messaging.Messenger;
+import io.fabricrpc.messaging.ReceivingThread;
+import io.fabricrpc.messaging.RecordWriter;
+import io.fabricrpc.serialization.CallEncoder;
+import io.fabricrpc.transport.LocalRegion;
+
+import java.io.Serializable;
+import java.lang.foreign.MemorySegment;
+
+/**
+ * Per-thread sending state: a messenger and a call encoder per destination thread (Seriema's messengers are
+ * per sender thread and destination), reusable record writers, and, for an attached worker, its receiving side.
+ * Confined to its thread.
+ */
+final class ThreadContext {
+    final FabricRuntime runtime;
+    final long senderId;
+    final Messenger[] messengers;
+    final CallEncoder[] encoders;
+    final MessengerTargets[] targets;
+    final CallWriter writer = new CallWriter();
+    final RawWriter raw = new RawWriter();
+
+    /** Set for attached workers (and handler threads standing in for them). */
+    ReceivingThread receiving;
+    CallReceiver receiver;
+    int workerIndex = -1;
+    boolean inProcessCalls;
+
+    ReturnSlots.Slot blockingSlot;
+    io.fabricrpc.serialization.ResultCodec results;
+    long broadcasts;
+    LocalRegion ackRegion;
+    AckTarget ackTarget;
+
+    ThreadContext(FabricRuntime runtime, long senderId, int threads) {
+        this.runtime = runtime;
+        this.senderId = senderId;
+        this.messengers = new Messenger[threads];
+        this.encoders = new CallEncoder[threads];
+        this.targets = new MessengerTargets[threads];
+    }
+
+    /** The two synchronizer targets of one messenger, created once and reused for every call. */
+    record MessengerTargets(SyncTarget sent, SyncTarget consumed) {
+    }
+
+    /**
+     * Writes an invocation record: an optional kind-specific header, the encoded call, an optional trailing
+     * buffer. Fields are set before each send (no allocation per call).
+     */
+    static final class CallWriter implements RecordWriter {
+        CallEncoder encoder;
+        Serializable function;
+        final MemorySegment header = MemorySegment.ofArray(new byte[64]);
+        int headerLength;
+        MemorySegment trailer;
+        long trailerOffset;
+        long trailerLength;
+
+        void prepare(CallEncoder encoder, Serializable function) {
+            this.encoder = encoder;
+            this.function = function;
+            this.headerLength = 0;
+            this.trailer = null;
+            this.trailerLength = 0;
+        }
+
+        @Override
+        public long write(MemorySegment target, long offset, long limit) {
+            long room = limit - headerLength - trailerLength;
+            if (room <= 0) {
+                return -1;
+            }
+            int encoded = encoder.encode(function, target, offset + headerLength, offset + headerLength + room);
+            if (encoded < 0) {
+                return -1;
+            }
+            if (headerLength > 0) {
+                MemorySegment.copy(header, 0, target, offset, headerLength);
+            }
+            if (trailerLength > 0) {
+                MemorySegment.copy(trailer, trailerOffset, target, offset + headerLength + encoded, trailerLength);
+            }
+            return headerLength + encoded + trailerLength;
+        }
+    }
+
+    /** Copies prepared bytes (a broadcast record), patching the span field for each child. */
+    static final class RawWriter implements RecordWriter {
+        MemorySegment source;
+        long offset;
+        long length;
+        int span;
+
+        @Override
+        public long write(MemorySegment target, long at, long limit) {
+            if (length > limit) {
+                return -1;
+            }
+            MemorySegment.copy(source, offset, target, at, length);
+            target.set(java.lang.foreign.ValueLayout.JAVA_INT_UNALIGNED, at + InvocationRecords.BROADCAST_SPAN, span);
+            return length;
+        }
+    }
+}

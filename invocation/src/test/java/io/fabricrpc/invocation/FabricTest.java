@@ -1,0 +1,362 @@
+package io.fabricrpc.invocation;
+
+import io.fabricrpc.api.Fabric;
+import io.fabricrpc.api.FabricConfig;
+import io.fabricrpc.api.RemoteContextConsumer;
+import io.fabricrpc.api.Synchronizer;
+import io.fabricrpc.fabric.JoinRefusedException;
+import io.fabricrpc.fabric.ThreadId;
+import io.fabricrpc.messaging.FullPolicy;
+import io.fabricrpc.messaging.MessagingException;
+import io.fabricrpc.messaging.MessengerConfig;
+import io.fabricrpc.serialization.RemoteInvocationException;
+import io.fabricrpc.serialization.UnknownFunctionException;
+import io.fabricrpc.serialization.UnregisteredClassException;
+import io.fabricrpc.transport.LocalRegion;
+import io.fabricrpc.transport.RemoteAccess;
+import io.fabricrpc.transport.RemoteRegion;
+import io.fabricrpc.transport.TransportFixture;
+import org.junit.jupiter.api.Test;
+
+import java.lang.foreign.MemorySegment;
+import java.lang.foreign.ValueLayout;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ConcurrentLinkedQueue;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.zip.CRC32;
+
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertNull;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+/** The invocation primitives over a real transport; every transport module runs it with its own fixture. */
+public abstract class FabricTest {
+    protected abstract TransportFixture fixture();
+
+    /** Receiver-side state of one worker: per-sender FIFO check, counters, last buffer checksum. */
+    public static final class Inbox {
+        final long[] next;
+        long received;
+        long broadcasts;
+        volatile long checksum = -1;
+        String error;
+
+        Inbox(int senders) {
+            next = new long[senders];
+        }
+
+        void record(int sender, long sequence) {
+            if (error == null && sequence != next[sender]) {
+                error = "from worker " + sender + ": got call " + sequence + ", expected " + next[sender];
+            }
+            next[sender] = sequence + 1;
+            received++;
+        }
+    }
+
+    private static Object[][] inboxes(int processes, int threads) {
+        Object[][] contexts = new Object[processes][threads];
+        for (int r = 0; r < processes; r++) {
+            for (int i = 0; i < threads; i++) {
+                contexts[r][i] = new Inbox(processes * threads);
+            }
+        }
+        return contexts;
+    }
+
+    private static long crc(MemorySegment bytes) {
+        CRC32 crc = new CRC32();
+        crc.update(bytes.asByteBuffer());
+        return crc.getValue();
+    }
+
+    private static byte[] randomBytes(int size, long seed) {
+        byte[] bytes = new byte[size];
+        new java.util.Random(seed).nextBytes(bytes);
+        return bytes;
+    }
+
+    private static void processUntil(Fabric fabric, java.util.function.BooleanSupplier done, String what) {
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(120);
+        while (!done.getAsBoolean()) {
+            if (fabric.processCalls() == 0) {
+                Thread.onSpinWait();
+            }
+            if (System.nanoTime() > deadline) {
+                throw new AssertionError("timed out waiting for " + what);
+            }
+        }
+    }
+
+    // -------------------------------------------------------------------------------------------------------------
+
+    @Test
+    void callsAreExactlyOnceAndInOrderPerSenderUnderStress() throws Exception {
+        int processes = 2;
+        int threads = 2;
+        int workers = processes * threads;
+        long total = Long.getLong("fabricrpc.fabric.stress.calls", 10_000_000L);
+        long perPair = total / ((long) workers * workers);
+        Object[][] contexts = inboxes(processes, threads);
+        try (LocalJob job = new LocalJob(fixture(), processes, threads, MessengerConfig.defaults())) {
+            long started = System.nanoTime();
+            job.runWorkers(contexts, (fabric, index) -> {
+                int me = fabric.rank() * threads + index;
+                Inbox inbox = Fabric.currentContext();
+                for (long sequence = 0; sequence < perPair; sequence++) {
+                    for (int dest = 0; dest < workers; dest++) {
+                        long s = sequence;
+                        fabric.call(new ThreadId(dest / threads, dest % threads),
+                                (RemoteContextConsumer<Inbox>) box -> box.record(me, s), null);
+                    }
+                    if ((sequence & 63) == 0) {
+                        fabric.processCalls();
+                    }
+                }
+                processUntil(fabric, () -> inbox.received == perPair * workers, "all calls to " + me);
+            });
+            double seconds = (System.nanoTime() - started) / 1e9;
+            System.out.printf("fabric stress: %,d calls in %.1f s (%,.0f calls/s)%n", perPair * workers * workers,
+                    seconds, perPair * workers * workers / seconds);
+            for (Object[] rank : contexts) {
+                for (Object context : rank) {
+                    Inbox inbox = (Inbox) context;
+                    assertNull(inbox.error);
+                    assertEquals(perPair * workers, inbox.received);
+                }
+            }
+        }
+    }
+
+    @Test
+    void everyCallBufferVariantDeliversTheBytes() throws Exception {
+        Object[][] contexts = inboxes(2, 1);
+        try (LocalJob job = new LocalJob(fixture(), 2, 1, MessengerConfig.defaults())) {
+            job.rank(1).startHandlerThreads();
+            Fabric fabric = job.rank(0);
+            ThreadId dest = new ThreadId(1, 0);
+            Inbox inbox = (Inbox) contexts[1][0];
+            // Handler threads have no user context, so the functions record into a static per-test map instead.
+            byte[] payload = randomBytes(3000, 1);
+            long expected = crc(MemorySegment.ofArray(payload));
+            Synchronizer consumed = new Synchronizer(Synchronizer.Mode.CONSUMED);
+
+            fabric.callBuffer(dest, buffer -> Results.put("inline", crc(buffer)), MemorySegment.ofArray(payload), 0,
+                    payload.length, consumed);
+            consumed.await(Duration.ofSeconds(30));
+            assertEquals(expected, Results.take("inline"));
+
+            RemoteRegion target = fabric.callReturn(dest, () -> Fabric.current().allocate(4096, RemoteAccess.WRITE).remote());
+            LocalRegion source = fabric.allocate(4096, RemoteAccess.NONE);
+            MemorySegment.copy(MemorySegment.ofArray(payload), 0, source.segment(), 0, payload.length);
+            Synchronizer sent = new Synchronizer(Synchronizer.Mode.SENT);
+            fabric.callBuffer(dest, buffer -> Results.put("written", crc(buffer)), source, 0, target, 100,
+                    payload.length, sent);
+            sent.await(Duration.ofSeconds(30));
+            long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
+            while (!Results.has("written") && System.nanoTime() < deadline) {
+                Thread.sleep(1);
+            }
+            assertEquals(expected, Results.take("written"));
+
+            LocalRegion readable = fabric.allocate(4096, RemoteAccess.READ);
+            MemorySegment.copy(MemorySegment.ofArray(payload), 0, readable.segment(), 10, payload.length);
+            fabric.callBuffer(dest, buffer -> Results.put("read", crc(buffer)), readable.remote(), 10, payload.length,
+                    consumed);
+            consumed.await(Duration.ofSeconds(30));
+            assertEquals(expected, Results.take("read"));
+            assertEquals(-1, inbox.checksum);
+        }
+    }
+
+    /** A place where functions run by handler threads leave results for the test thread. */
+    public static final class Results {
+        private static final java.util.concurrent.ConcurrentHashMap<String, Long> VALUES = new java.util.concurrent.ConcurrentHashMap<>();
+
+        static void put(String key, long value) {
+            VALUES.put(key, value);
+        }
+
+        static boolean has(String key) {
+            return VALUES.containsKey(key);
+        }
+
+        static long take(String key) {
+            Long value = VALUES.remove(key);
+            if (value == null) {
+                throw new AssertionError("no result '" + key + "'");
+            }
+            return value;
+        }
+    }
+
+    @Test
+    void callReturnBlockingAsyncAndRemoteFailures() throws Exception {
+        try (LocalJob job = new LocalJob(fixture(), 2, 2, MessengerConfig.defaults())) {
+            job.rank(1).startHandlerThreads();
+            Fabric fabric = job.rank(0);
+            ThreadId dest = new ThreadId(1, 1);
+            long base = 40;
+            assertEquals(42L, fabric.callReturn(dest, () -> base + 2));
+            assertEquals("rank 1", fabric.callReturn(dest, () -> "rank " + Fabric.current().rank()));
+            assertArrayEquals(new long[] {1, 2, 3}, fabric.callReturn(dest, () -> new long[] {1, 2, 3}));
+            RemoteInvocationException thrown = assertThrows(RemoteInvocationException.class,
+                    () -> fabric.callReturn(dest, () -> {
+                        throw new IllegalStateException("bad input 17");
+                    }));
+            assertTrue(thrown.getMessage().contains("bad input 17"), thrown.getMessage());
+            List<CompletableFuture<Long>> futures = new ArrayList<>();
+            for (long i = 0; i < 300; i++) {
+                long value = i;
+                futures.add(fabric.callReturnAsync(new ThreadId(1, (int) (i % 2)), () -> value * value));
+            }
+            for (int i = 0; i < futures.size(); i++) {
+                assertEquals((long) i * i, futures.get(i).get(30, TimeUnit.SECONDS));
+            }
+        }
+    }
+
+    @Test
+    void broadcastRunsOnEveryWorkerOfEveryProcessExactlyOnce() throws Exception {
+        int processes = 2;
+        int threads = 4;
+        Object[][] contexts = inboxes(processes, threads);
+        AtomicLong finished = new AtomicLong();
+        try (LocalJob job = new LocalJob(fixture(), processes, threads, MessengerConfig.defaults())) {
+            byte[] payload = randomBytes(777, 2);
+            long expected = crc(MemorySegment.ofArray(payload));
+            job.runWorkers(contexts, (fabric, index) -> {
+                Inbox inbox = Fabric.currentContext();
+                if (fabric.rank() == 1 && index == 2) {
+                    Synchronizer consumed = new Synchronizer(Synchronizer.Mode.CONSUMED);
+                    for (int round = 0; round < 10; round++) {
+                        fabric.broadcast(() -> ((Inbox) Fabric.currentContext()).broadcasts++, consumed);
+                    }
+                    fabric.broadcastBuffer(buffer -> ((Inbox) Fabric.currentContext()).checksum = crc(buffer),
+                            MemorySegment.ofArray(payload), 0, payload.length, consumed);
+                    consumed.await(Duration.ofSeconds(60));
+                    LocalRegion readable = fabric.allocate(1024, RemoteAccess.READ);
+                    MemorySegment.copy(MemorySegment.ofArray(payload), 0, readable.segment(), 0, 500);
+                    fabric.broadcastBuffer(buffer -> ((Inbox) Fabric.currentContext()).received += crc(buffer),
+                            readable.remote(), 0, 500, consumed);
+                    consumed.await(Duration.ofSeconds(60));
+                    finished.set(1);
+                }
+                processUntil(fabric, () -> finished.get() == 1 && inbox.received != 0, "the broadcasts");
+            });
+            long readCrc = crc(MemorySegment.ofArray(payload).asSlice(0, 500));
+            for (Object[] rank : contexts) {
+                for (Object context : rank) {
+                    Inbox inbox = (Inbox) context;
+                    assertEquals(10, inbox.broadcasts, "each broadcast ran once on each worker");
+                    assertEquals(expected, inbox.checksum);
+                    assertEquals(readCrc, inbox.received);
+                }
+            }
+        }
+    }
+
+    @Test
+    void failPolicyReturnsFalseAndRetryAsyncQueuesUntilFlushed() throws Exception {
+        MessengerConfig fail = MessengerConfig.defaults().withChunks(4096, 1, 2).withFullPolicy(FullPolicy.FAIL);
+        try (LocalJob job = new LocalJob(fixture(), 2, 1, fail)) {
+            Fabric fabric = job.rank(0);
+            ThreadId dest = new ThreadId(1, 0);
+            long sent = 0;
+            while (fabric.call(dest, () -> { })) {
+                sent++;
+                assertTrue(sent < 100_000);
+            }
+            assertTrue(sent > 100, "sent " + sent + " before the buffers filled");
+            job.rank(1).startHandlerThreads();
+            long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
+            while (!fabric.call(dest, () -> { })) {
+                assertTrue(System.nanoTime() < deadline, "buffers never drained");
+                Thread.sleep(1);
+            }
+        }
+        MessengerConfig async = MessengerConfig.defaults().withChunks(4096, 1, 2).withFullPolicy(FullPolicy.RETRY_ASYNC);
+        Object[][] contexts = inboxes(2, 1);
+        try (LocalJob job = new LocalJob(fixture(), 2, 1, async)) {
+            Fabric fabric = job.rank(0);
+            ThreadId dest = new ThreadId(1, 0);
+            for (long i = 0; i < 5000; i++) {
+                long s = i;
+                assertTrue(fabric.call(dest, (RemoteContextConsumer<Inbox>) box -> box.record(0, s), null));
+            }
+            Inbox inbox = (Inbox) contexts[1][0];
+            Thread receiver = Thread.ofPlatform().start(() -> {
+                job.rank(1).attach(0, inbox);
+                processUntil(job.rank(1), () -> inbox.received == 5000, "queued calls");
+            });
+            fabric.flush();
+            receiver.join(60_000);
+            assertNull(inbox.error);
+            assertEquals(5000, inbox.received);
+        }
+    }
+
+    @Test
+    void badCallsFailClearlyAndTheReceiverKeepsServing() throws Exception {
+        ConcurrentLinkedQueue<Throwable> errors = new ConcurrentLinkedQueue<>();
+        Object[][] contexts = inboxes(2, 1);
+        try (LocalJob job = new LocalJob(fixture(), 2, 1, MessengerConfig.defaults())) {
+            job.rank(1).onError((thread, error) -> errors.add(error));
+            Fabric fabric = job.rank(0);
+            ThreadId dest = new ThreadId(1, 0);
+            Inbox inbox = (Inbox) contexts[1][0];
+
+            Object unregistered = new java.util.ArrayList<String>();
+            UnregisteredClassException refused = assertThrows(UnregisteredClassException.class,
+                    () -> fabric.call(dest, () -> unregistered.hashCode()));
+            assertTrue(refused.getMessage().contains("java.util.ArrayList"), refused.getMessage());
+
+            byte[] huge = new byte[200_000];
+            MessagingException oversize = assertThrows(MessagingException.class,
+                    () -> fabric.call(dest, () -> Results.put("huge", huge.length)));
+            assertTrue(oversize.getMessage().contains("65536"), oversize.getMessage());
+
+            // A call record naming a function id this link never defined (tag 5 = id 2, no definition).
+            assertTrue(((FabricRuntime) fabric).sendRawForTest(dest, InvocationRecords.CALL, new byte[] {4, 0}));
+            assertTrue(((FabricRuntime) fabric).sendRawForTest(dest, 99, new byte[] {1, 2, 3}));
+
+            fabric.call(dest, (RemoteContextConsumer<Inbox>) box -> box.record(0, 0), null);
+            Thread receiver = Thread.ofPlatform().start(() -> {
+                job.rank(1).attach(0, inbox);
+                processUntil(job.rank(1), () -> inbox.received == 1, "the good call");
+            });
+            receiver.join(60_000);
+            assertEquals(1, inbox.received, "only the good call ran");
+            assertEquals(2, errors.size(), "unknown id and unknown kind reported: " + errors);
+            assertTrue(errors.stream().anyMatch(e -> e instanceof UnknownFunctionException), errors.toString());
+            assertTrue(errors.stream().anyMatch(e -> e.getMessage().contains("unknown invocation kind 99")), errors.toString());
+        }
+    }
+
+    @Test
+    void aWrongSecretIsRefusedAndTheJobStillForms() throws Exception {
+        int port = LocalJob.freePort();
+        CompletableFuture<Fabric> coordinator = CompletableFuture.supplyAsync(() -> Fabric.join(
+                LocalJob.config(fixture(), 0, 2, 1, port, LocalJob.SECRET, MessengerConfig.defaults())));
+        Thread.sleep(300);
+        FabricConfig impostor = LocalJob.config(fixture(), 1, 2, 1, port, "not-the-job-secret-at-all", MessengerConfig.defaults());
+        JoinRefusedException refused = assertThrows(JoinRefusedException.class, () -> Fabric.join(impostor));
+        assertTrue(refused.getMessage().toLowerCase().contains("secret"), refused.getMessage());
+        Fabric member = Fabric.join(LocalJob.config(fixture(), 1, 2, 1, port, LocalJob.SECRET, MessengerConfig.defaults()));
+        Fabric root = coordinator.get(30, TimeUnit.SECONDS);
+        member.startHandlerThreads();
+        assertEquals(7, root.callReturn(new ThreadId(1, 0), () -> 7));
+        CompletableFuture<Void> closing = CompletableFuture.runAsync(member::close);
+        root.close();
+        closing.get(30, TimeUnit.SECONDS);
+        assertFalse(closing.isCompletedExceptionally());
+    }
+
+}

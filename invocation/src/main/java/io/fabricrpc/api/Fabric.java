@@ -79,6 +79,17 @@ public interface Fabric extends AutoCloseable {
     /** Runs {@code function(context)} on {@code dest} with the destination thread's context object. */
     boolean call(ThreadId dest, RemoteContextConsumer<?> function, Synchronizer sync);
 
+    /**
+     * Seriema's send-based call: one two-sided message to the destination process, which its service thread hands
+     * to the destination worker. Needs no buffers set up in advance (no-setup), costs more per call than the
+     * one-sided {@link #call}. Calls from one thread to one destination run in order (but not in order with that
+     * thread's one-sided calls). Waits (bounded) while the destination's message queue is full.
+     */
+    boolean callSend(ThreadId dest, RemoteRunnable function);
+
+    /** {@link #callSend(ThreadId, RemoteRunnable)} for a function of the destination thread's context. */
+    boolean callSend(ThreadId dest, RemoteContextConsumer<?> function);
+
     /** {@code function(buffer)} on {@code dest}; the buffer's bytes travel with the call. */
     boolean callBuffer(ThreadId dest, RemoteBufferConsumer function, MemorySegment buffer, long offset, long length,
                        Synchronizer sync);

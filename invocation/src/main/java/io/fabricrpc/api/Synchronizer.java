@@ -9,7 +9,8 @@ import java.util.Arrays;
  * Counts remote calls down (Seriema's Synchronizer): each call given this synchronizer counts down once it has
  * been {@link Mode#SENT sent} (its source memory may be reused) or {@link Mode#CONSUMED consumed} (the receiving
  * thread has run it; the receiver reports that with a one-sided write into the caller's memory).
- * {@link #await} waits until every call so far has counted down.
+ * {@link #await} waits until every call so far has counted down. Calls to one destination complete in order, so
+ * the synchronizer keeps one entry per destination channel, however many calls it counts.
  *
  * <p>Used by the thread that makes the calls (not thread-safe), and reusable: after {@code await} returns, new
  * calls can be added.
@@ -27,6 +28,7 @@ public final class Synchronizer {
     private SyncTarget[] targets = new SyncTarget[8];
     private long[] marks = new long[8];
     private int pending;
+    private int last;
 
     public Synchronizer(Mode mode) {
         this.mode = mode;
@@ -36,7 +38,7 @@ public final class Synchronizer {
         return mode;
     }
 
-    /** Calls added and not yet counted down (as of the last check). */
+    /** Destination channels with calls not yet counted down (as of this check). */
     public int pending() {
         poll();
         return pending;
@@ -62,7 +64,7 @@ public final class Synchronizer {
                     targets[i].checkAlive();
                 }
                 if (System.nanoTime() - start > limit) {
-                    throw new SynchronizerTimeoutException(pending + " calls still not " + mode.name().toLowerCase()
+                    throw new SynchronizerTimeoutException("calls on " + pending + " channels still not " + mode.name().toLowerCase()
                             + " after " + timeout.toMillis() + " ms; first: " + targets[0].describe(marks[0]));
                 }
                 Thread.yield();
@@ -72,14 +74,29 @@ public final class Synchronizer {
         }
     }
 
-    /** Adds a call that counts down when {@code target} reaches {@code mark}. Used by the fabric. */
+    /**
+     * Adds a call that counts down when {@code target} reaches {@code mark}. Used by the fabric. Marks of one
+     * target grow monotonically (calls on one channel complete in order), so one entry per target suffices.
+     */
     public void add(SyncTarget target, long mark) {
+        if (last < pending && targets[last] == target) {
+            marks[last] = Math.max(marks[last], mark);
+            return;
+        }
+        for (int i = 0; i < pending; i++) {
+            if (targets[i] == target) {
+                marks[i] = Math.max(marks[i], mark);
+                last = i;
+                return;
+            }
+        }
         if (pending == targets.length) {
             targets = Arrays.copyOf(targets, pending * 2);
             marks = Arrays.copyOf(marks, pending * 2);
         }
         targets[pending] = target;
         marks[pending] = mark;
+        last = pending;
         pending++;
     }
 

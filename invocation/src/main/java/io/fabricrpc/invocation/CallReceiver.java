@@ -28,6 +28,9 @@ final class CallReceiver implements RecordHandler {
     private final int selfGlobal;
     private final Object context;
     private final Long2ObjectHashMap<CallDecoder> decoders = new Long2ObjectHashMap<>();
+    /** Send-based calls have their own function ids: they travel apart from the one-sided ones. */
+    private final Long2ObjectHashMap<CallDecoder> sendDecoders = new Long2ObjectHashMap<>();
+    private final SendQueueReader sendQueueReader = new SendQueueReader();
     private final CallDecoder broadcastDecoder;
     private final ResultCodec results;
     private LocalRegion resultScratch;
@@ -173,6 +176,31 @@ final class CallReceiver implements RecordHandler {
             if (acks != null) {
                 // Single writer of this word; ordered after the run by program order and the link's issue order.
                 runtime.link(root / runtime.threadsPerProcess()).writeLong(acks, 8L * selfGlobal, sequence);
+            }
+        }
+    }
+
+    /** Adapts the worker's send queue (Agrona ring over {@code memory}) to decoding in place. */
+    SendQueueReader sendQueueReader(MemorySegment memory) {
+        sendQueueReader.memory = memory;
+        return sendQueueReader;
+    }
+
+    final class SendQueueReader implements org.agrona.concurrent.MessageHandler {
+        MemorySegment memory;
+
+        @Override
+        public void onMessage(int kind, org.agrona.MutableDirectBuffer buffer, int index, int length) {
+            long sender = memory.get(LONG, index);
+            CallDecoder decoder = sendDecoders.get(sender);
+            if (decoder == null) {
+                decoder = new CallDecoder(runtime.registry(), ThreadId.fromLong(sender) + " => " + self, context);
+                sendDecoders.put(sender, decoder);
+            }
+            try {
+                decoder.invoke(memory, index + 8L, (long) index + length, null);
+            } catch (RuntimeException e) {
+                runtime.reportError(sender, e);
             }
         }
     }

@@ -29,6 +29,9 @@ import io.fabricrpc.transport.Transport;
 import io.fabricrpc.transport.Transports;
 import org.agrona.concurrent.BackoffIdleStrategy;
 import org.agrona.concurrent.IdleStrategy;
+import org.agrona.concurrent.UnsafeBuffer;
+import org.agrona.concurrent.ringbuffer.OneToOneRingBuffer;
+import org.agrona.concurrent.ringbuffer.RingBufferDescriptor;
 
 import java.io.Serializable;
 import java.lang.foreign.MemorySegment;
@@ -75,6 +78,11 @@ public final class FabricRuntime implements Fabric {
     private final ConcurrentLinkedQueue<PendingReturn> pendingReturns = new ConcurrentLinkedQueue<>();
     private final List<Thread> handlers = new CopyOnWriteArrayList<>();
     private final Thread returnPoller;
+    /** Send-based calls: the service thread moves each into its worker's queue (one producer, one consumer). */
+    private final OneToOneRingBuffer[] sendQueues;
+    private final MemorySegment[] sendQueueMemory;
+    private final java.lang.foreign.Arena sendQueueArena = java.lang.foreign.Arena.ofShared();
+    private final UnsafeBuffer routed = new UnsafeBuffer(0, 0);
     private volatile BiConsumer<ThreadId, Throwable> errorListener = (thread, error) ->
             System.getLogger("fabricrpc").log(System.Logger.Level.ERROR, "call from " + thread + " failed: " + error, error);
     private volatile boolean closed;
@@ -140,8 +148,21 @@ public final class FabricRuntime implements Fabric {
                 failPendingReturns(failedRank, failure);
             }
         });
+        this.sendQueues = new OneToOneRingBuffer[threads];
+        this.sendQueueMemory = new MemorySegment[threads];
+        for (int i = 0; i < threads; i++) {
+            int length = SEND_QUEUE_BYTES + RingBufferDescriptor.TRAILER_LENGTH;
+            sendQueueMemory[i] = sendQueueArena.allocate(length, 64);
+            sendQueues[i] = new OneToOneRingBuffer(new UnsafeBuffer(sendQueueMemory[i].address(), length));
+        }
+        node.service().register(SEND_CALL_MESSAGE, this::routeSendCall);
         this.returnPoller = Thread.ofPlatform().daemon().name("fabricrpc-returns-" + rank).start(this::pollReturns);
     }
+
+    static final int SEND_CALL_MESSAGE = 0x4D490001;
+    private static final int SEND_QUEUE_BYTES = 1 << 20;
+    /** Send-based call message: | destination worker (4) | kind (4) | sender thread (8) | call record |. */
+    private static final int SEND_HEADER = 16;
 
     public static FabricRuntime join(FabricConfig config) {
         return new FabricRuntime(config);
@@ -262,7 +283,9 @@ public final class FabricRuntime implements Fabric {
         }
         context.inProcessCalls = true;
         try {
-            return context.receiving.processCalls(context.receiver);
+            int ran = context.receiving.processCalls(context.receiver);
+            return ran + sendQueues[context.workerIndex].read(context.receiver.sendQueueReader(
+                    sendQueueMemory[context.workerIndex]), 64);
         } finally {
             context.inProcessCalls = false;
         }
@@ -304,6 +327,10 @@ public final class FabricRuntime implements Fabric {
             handlers.add(handler);
             ready.join();
         }
+    }
+
+    void reportError(long sender, Throwable error) {
+        errorListener.accept(ThreadId.fromLong(sender), error);
     }
 
     @Override
@@ -435,6 +462,72 @@ public final class FabricRuntime implements Fabric {
     public boolean call(ThreadId dest, RemoteContextConsumer<?> function, Synchronizer sync) {
         int global = globalIndex(dest);
         return send(prepare(global, function), global, InvocationRecords.CALL, sync);
+    }
+
+    @Override
+    public boolean callSend(ThreadId dest, RemoteRunnable function) {
+        return sendBased(dest, function);
+    }
+
+    @Override
+    public boolean callSend(ThreadId dest, RemoteContextConsumer<?> function) {
+        return sendBased(dest, function);
+    }
+
+    /** Seriema's send-based call: one two-sided message, no buffers negotiated, routed by the service thread. */
+    private boolean sendBased(ThreadId dest, Serializable function) {
+        int global = globalIndex(dest);
+        ThreadContext context = context();
+        CallEncoder encoder = context.sendEncoders[global];
+        if (encoder == null) {
+            encoder = new CallEncoder(registry, ThreadId.fromLong(context.senderId) + " => " + dest);
+            context.sendEncoders[global] = encoder;
+        }
+        if (context.sendStaging == null) {
+            context.sendStaging = MemorySegment.ofArray(new byte[transport.maxMessageSize()]);
+        }
+        MemorySegment staging = context.sendStaging;
+        int length = encoder.encode(function, staging, SEND_HEADER, staging.byteSize());
+        if (length < 0) {
+            throw new MessagingException("send-based call of more than " + (staging.byteSize() - SEND_HEADER)
+                    + " bytes does not fit one transport message (" + transport.maxMessageSize() + " bytes)");
+        }
+        staging.set(ValueLayout.JAVA_INT_UNALIGNED, 0, dest.threadIndex());
+        staging.set(ValueLayout.JAVA_INT_UNALIGNED, 4, InvocationRecords.CALL);
+        staging.set(ValueLayout.JAVA_LONG_UNALIGNED, 8, context.senderId);
+        Link link = link(dest.rank());
+        // The record is encoded (its definition counted as sent): it must go out, so a full queue is waited out.
+        long start = 0;
+        while (!link.send(SEND_CALL_MESSAGE, staging, 0, SEND_HEADER + length)) {
+            if (start == 0) {
+                start = System.nanoTime();
+            }
+            checkAlive(dest.rank());
+            if (System.nanoTime() - start > config.callTimeout().toNanos()) {
+                throw new MessagingException("the message queue of rank " + dest.rank() + " stayed full for "
+                        + config.callTimeout().toMillis() + " ms");
+            }
+            help();
+            Thread.onSpinWait();
+        }
+        return true;
+    }
+
+    /** Service thread: moves a send-based call into its worker's queue, waiting while that queue is full. */
+    private void routeSendCall(Link from, int type, MemorySegment payload) {
+        int worker = payload.get(ValueLayout.JAVA_INT_UNALIGNED, 0);
+        int kind = payload.get(ValueLayout.JAVA_INT_UNALIGNED, 4);
+        if (worker < 0 || worker >= threads || kind <= 0 || payload.byteSize() <= SEND_HEADER) {
+            throw new IllegalArgumentException("malformed send-based call for worker " + worker + ", kind " + kind
+                    + ", " + payload.byteSize() + " bytes from endpoint " + Long.toHexString(from.peerId()));
+        }
+        routed.wrap(payload.address() + 8, (int) payload.byteSize() - 8); // | sender | call record |
+        while (!sendQueues[worker].write(kind, routed, 0, routed.capacity())) {
+            if (closed) {
+                return;
+            }
+            LockSupport.parkNanos(10_000);
+        }
     }
 
     @Override
@@ -834,6 +927,7 @@ public final class FabricRuntime implements Fabric {
                 }
             }
             slots.close();
+            sendQueueArena.close();
             regions.values().forEach(LocalRegion::close);
             transport.close();
         }

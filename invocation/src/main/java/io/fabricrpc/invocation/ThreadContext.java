@@ -20,6 +20,8 @@ final class ThreadContext {
     final Messenger[] messengers;
     final CallEncoder[] encoders;
     final MessengerTargets[] targets;
+    final CallEncoder[] sendEncoders;
+    MemorySegment sendStaging;
     final CallWriter writer = new CallWriter();
     final RawWriter raw = new RawWriter();
 
@@ -41,6 +43,7 @@ final class ThreadContext {
         this.messengers = new Messenger[threads];
         this.encoders = new CallEncoder[threads];
         this.targets = new MessengerTargets[threads];
+        this.sendEncoders = new CallEncoder[threads];
     }
 
     /** The two synchronizer targets of one messenger, created once and reused for every call. */

@@ -136,6 +136,38 @@ public abstract class FabricTest {
     }
 
     @Test
+    void sendBasedCallsAreExactlyOnceAndInOrder() throws Exception {
+        int processes = 2;
+        int threads = 2;
+        int workers = processes * threads;
+        long perPair = 20_000;
+        Object[][] contexts = inboxes(processes, threads);
+        try (LocalJob job = new LocalJob(fixture(), processes, threads, MessengerConfig.defaults())) {
+            job.runWorkers(contexts, (fabric, index) -> {
+                int me = fabric.rank() * threads + index;
+                Inbox inbox = Fabric.currentContext();
+                for (long sequence = 0; sequence < perPair; sequence++) {
+                    for (int dest = 0; dest < workers; dest++) {
+                        long s = sequence;
+                        assertTrue(fabric.callSend(new ThreadId(dest / threads, dest % threads),
+                                (RemoteContextConsumer<Inbox>) box -> box.record(me, s)));
+                    }
+                    if ((sequence & 15) == 0) {
+                        fabric.processCalls();
+                    }
+                }
+                processUntil(fabric, () -> inbox.received == perPair * workers, "all send-based calls to " + me);
+            });
+            for (Object[] rank : contexts) {
+                for (Object context : rank) {
+                    assertNull(((Inbox) context).error);
+                    assertEquals(perPair * workers, ((Inbox) context).received);
+                }
+            }
+        }
+    }
+
+    @Test
     void everyCallBufferVariantDeliversTheBytes() throws Exception {
         Object[][] contexts = inboxes(2, 1);
         try (LocalJob job = new LocalJob(fixture(), 2, 1, MessengerConfig.defaults())) {

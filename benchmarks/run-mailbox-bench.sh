@@ -32,7 +32,7 @@ fi
 
 jar="$here/target/benchmarks.jar"
 if [[ ! -f "$jar" ]] || [[ -n "$(find "$root/pom.xml" "$root/invocation" "$root/transport-shm" "$here/pom.xml" "$here/src/main" \
-        -newer "$jar" \( -name '*.java' -o -name 'pom.xml' -o -path '*/resources/*' \) -type f -print -quit)" ]]; then
+        -newer "$jar" -type f \( -name 'pom.xml' -o -path '*/src/main/*' \) -not -path '*/target/*' -print -quit)" ]]; then
     echo "building $jar ..." >&2
     (cd "$root" && JAVA_HOME="$jdk" PATH="$jdk/bin:$PATH" mvn -B -q -pl benchmarks -am -DskipTests package)
 fi

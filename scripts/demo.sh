@@ -1,15 +1,21 @@
 #!/usr/bin/env bash
-# The main demo: two processes calling each other through the mailbox over shared memory (the default transport;
-# pass -Dfabric.transport=... in JAVA_OPTS to choose another). Builds what it needs. Arguments: [seconds] [threads].
+# The main demo: a distributed histogram kept by 3 processes x 2 threads calling each other with call, callBuffer,
+# callReturn and broadcast, over shared memory by default (JAVA_OPTS="-Dfabric.transport=..." picks another).
+# Builds what it needs. Arguments: [processes] [threads] [values per worker]; "mailbox [seconds] [threads]" runs the
+# two-process mailbox demo instead.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 source scripts/lib/env.sh
 
-if [ ! -f benchmarks/target/classpath.txt ] || [ -n "$(find invocation transport-shm benchmarks -name '*.java' -newer benchmarks/target/classpath.txt 2>/dev/null | head -1)" ]; then
+jar=benchmarks/target/benchmarks.jar
+if [ ! -f "$jar" ] || [ -n "$(find invocation transport-shm benchmarks pom.xml -newer "$jar" \( -name '*.java' -o -name 'pom.xml' \) 2>/dev/null | head -1)" ]; then
   echo "building (first run or sources changed)..." >&2
-  mvn -B -q -ntp -pl benchmarks -am install -DskipTests
-  mvn -B -q -ntp -pl benchmarks dependency:build-classpath -Dmdep.outputFile=target/classpath.txt -Dmdep.includeScope=runtime
+  mvn -B -q -ntp -pl benchmarks -am package -DskipTests
+fi
+main=io.fabricrpc.demo.HistogramDemo
+if [ "${1:-}" = "mailbox" ]; then
+  main=io.fabricrpc.demo.MailboxDemo
+  shift
 fi
 exec java --enable-native-access=ALL-UNNAMED --sun-misc-unsafe-memory-access=allow \
-  --add-exports=java.base/jdk.internal.misc=ALL-UNNAMED ${JAVA_OPTS:-} \
-  -cp "benchmarks/target/classes:$(cat benchmarks/target/classpath.txt)" io.fabricrpc.demo.MailboxDemo "$@"
+  --add-exports=java.base/jdk.internal.misc=ALL-UNNAMED ${JAVA_OPTS:-} -cp "$jar" "$main" "$@"

@@ -50,7 +50,8 @@ public final class HistogramDemo {
             System.exit(launch(args));
         }
         long valuesPerWorker = args.length > 2 ? Long.parseLong(args[2]) : 2_000_000;
-        Fabric fabric = Fabric.join(FabricConfig.fromEnvironment(registry()));
+        // A worker returns its bins (up to 8 KiB) through callReturn: room for them in the return slots.
+        Fabric fabric = Fabric.join(FabricConfig.fromEnvironment(registry()).withReturnSlotBytes(16 * 1024));
         int threads = fabric.threadsPerProcess();
         List<Thread> workers = new ArrayList<>();
         boolean[] ok = {true};
@@ -137,16 +138,25 @@ public final class HistogramDemo {
                 index, sent, seconds, sent / seconds);
         fabric.call(new ThreadId(0, 0), (RemoteContextConsumer<Worker>) w -> w.finished++, null);
         boolean verified = true;
+        long deadline = System.nanoTime() + Duration.ofMinutes(5).toNanos();
         if (me == 0) {
-            while (state.finished < workers) {
-                fabric.processCalls();
+            try {
+                while (state.finished < workers && System.nanoTime() < deadline) {
+                    fabric.processCalls();
+                }
+                verified = state.finished == workers && verify(fabric, workers, threads, values);
+            } finally {
+                // Whatever happened, release the other workers so the job ends instead of hanging.
+                fabric.broadcast(() -> ((Worker) Fabric.currentContext()).stop = true, null);
             }
-            verified = verify(fabric, workers, threads, values);
-            fabric.broadcast(() -> ((Worker) Fabric.currentContext()).stop = true, null);
         }
         while (!state.stop) {
             if (fabric.processCalls() == 0) {
                 Thread.onSpinWait();
+            }
+            if (System.nanoTime() > deadline) {
+                System.out.println("worker " + me + ": no stop signal within 5 minutes");
+                return false;
             }
         }
         return verified;

@@ -54,6 +54,11 @@ public record FabricConfig(JobConfig job, Map<String, String> transport, Seriali
         return new FabricConfig(job, newTransport, registry, messenger, returnSlotBytes, callTimeout);
     }
 
+    /** Bytes of each callReturn result slot (a result larger than this fails with a clear error). */
+    public FabricConfig withReturnSlotBytes(int bytes) {
+        return new FabricConfig(job, transport, registry, messenger, bytes, callTimeout);
+    }
+
     public FabricConfig withCallTimeout(Duration timeout) {
         return new FabricConfig(job, transport, registry, messenger, returnSlotBytes, timeout);
     }

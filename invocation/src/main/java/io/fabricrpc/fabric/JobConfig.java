@@ -47,7 +47,7 @@ import org.slf4j.LoggerFactory;
  *   <tr><td>{@code FABRICRPC_BIND_HOST}, {@code FABRICRPC_ADVERTISED_HOST}</td><td>address rank 0 binds; host
  *       this process is published as</td></tr>
  *   <tr><td>{@code FABRICRPC_HEARTBEAT_MS}, {@code FABRICRPC_FAILURE_TIMEOUT_MS},
- *       {@code FABRICRPC_JOIN_TIMEOUT_MS}</td><td>timings (defaults 100, 500, 30000)</td></tr>
+ *       {@code FABRICRPC_JOIN_TIMEOUT_MS}</td><td>timings (defaults 100, 3000, 30000)</td></tr>
  * </table>
  */
 public final class JobConfig {
@@ -71,7 +71,7 @@ public final class JobConfig {
     /** Shortest accepted job secret. */
     public static final int MIN_SECRET_BYTES = 16;
     public static final Duration DEFAULT_HEARTBEAT_INTERVAL = Duration.ofMillis(100);
-    public static final Duration DEFAULT_FAILURE_TIMEOUT = Duration.ofMillis(500);
+    public static final Duration DEFAULT_FAILURE_TIMEOUT = Duration.ofMillis(3000);
     public static final Duration DEFAULT_JOIN_TIMEOUT = Duration.ofSeconds(30);
 
     /** Where the rank and size came from. */

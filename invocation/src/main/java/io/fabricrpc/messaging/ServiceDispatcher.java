@@ -96,9 +96,12 @@ public final class ServiceDispatcher implements AutoCloseable {
         return id;
     }
 
-    /** Hands a reply to the caller waiting on {@code requestId}; a reply nobody waits for is reported. */
+    /**
+     * Hands a reply to the caller of {@code requestId} (which may not be waiting yet: {@link #await} removes the
+     * entry, so an early reply is kept); a reply to an unknown or expired request is reported.
+     */
     public void complete(long requestId, MemorySegment reply) {
-        CompletableFuture<byte[]> future = pending.remove(requestId);
+        CompletableFuture<byte[]> future = pending.get(requestId);
         if (future == null) {
             errorListener.accept(new MessagingException("reply to unknown or expired request " + requestId));
             return;

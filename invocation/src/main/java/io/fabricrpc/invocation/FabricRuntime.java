@@ -17,6 +17,8 @@ import io.fabricrpc.messaging.Messenger;
 import io.fabricrpc.messaging.MessagingException;
 import io.fabricrpc.messaging.MessagingNode;
 import io.fabricrpc.messaging.ReceivingThread;
+import io.fabricrpc.messaging.RecordChannel;
+import io.fabricrpc.messaging.MessengerConfig;
 import io.fabricrpc.serialization.CallEncoder;
 import io.fabricrpc.serialization.ResultCodec;
 import io.fabricrpc.serialization.SerializationRegistry;
@@ -86,6 +88,9 @@ public final class FabricRuntime implements Fabric {
     private volatile BiConsumer<ThreadId, Throwable> errorListener = (thread, error) ->
             System.getLogger("fabricrpc").log(System.Logger.Level.ERROR, "call from " + thread + " failed: " + error, error);
     private volatile boolean closed;
+    /** View 0 is the plain messengers (null factory); others wrap them, e.g. aggregators. */
+    private final CopyOnWriteArrayList<ChannelFactory> views = new CopyOnWriteArrayList<>(java.util.Collections.singletonList(null));
+    static final int VIEW_SHIFT = 20;
 
     private record PendingReturn(ReturnSlots.Slot slot, int rank, CompletableFuture<Object> future, long started) {
     }
@@ -254,6 +259,38 @@ public final class FabricRuntime implements Fabric {
         return new ThreadId(rank, context.workerIndex);
     }
 
+    /**
+     * A view of this fabric whose one-sided call primitives go through channels made by {@code factory} (the
+     * aggregation module's aggregators, for one). Up to {@value ThreadContext#MAX_VIEWS} - 1 views per fabric.
+     */
+    public synchronized Fabric view(ChannelFactory factory) {
+        if (views.size() == ThreadContext.MAX_VIEWS) {
+            throw new IllegalStateException("at most " + (ThreadContext.MAX_VIEWS - 1) + " views per fabric");
+        }
+        views.add(factory);
+        return new FabricView(this, views.size() - 1);
+    }
+
+    ThreadContext threadContext() {
+        return context();
+    }
+
+    /** Flushes the calling thread's channels of one view. */
+    void flushView(int view) {
+        ThreadContext context = context();
+        int previous = context.view;
+        context.view = view;
+        try {
+            for (RecordChannel channel : context.channels()) {
+                if (channel != null) {
+                    channel.flush();
+                }
+            }
+        } finally {
+            context.view = previous;
+        }
+    }
+
     /** The calling thread's sending state; threads that are not workers get an id past the workers'. */
     private ThreadContext context() {
         ThreadContext context = contexts.get();
@@ -365,23 +402,33 @@ public final class FabricRuntime implements Fabric {
         return dest.rank() * threads + dest.threadIndex();
     }
 
-    private Messenger messenger(ThreadContext context, int global) {
-        Messenger messenger = context.messengers[global];
-        if (messenger == null) {
+    /** The calling thread's channel to {@code global} in its current view, created on first use. */
+    private RecordChannel channel(ThreadContext context, int global) {
+        RecordChannel[] channels = context.channels();
+        RecordChannel channel = channels[global];
+        if (channel == null) {
             int destRank = global / threads;
             control.checkAlive(destRank);
-            messenger = node.messenger(context.senderId, ThreadId.pack(destRank, global % threads),
-                    addresses[destRank], config.messenger());
+            ChannelFactory factory = views.get(context.view);
+            // Each view is its own channel, so its sender id is distinct: the receiver keeps one inbox per sender.
+            long sender = ThreadId.pack(rank, ThreadId.threadIndexOf(context.senderId) | context.view << VIEW_SHIFT);
+            MessengerConfig messengerConfig = factory == null ? config.messenger() : factory.messengerConfig(config.messenger());
+            Messenger messenger = node.messenger(sender, ThreadId.pack(destRank, global % threads), addresses[destRank],
+                    messengerConfig);
             messenger.whileWaiting(this::help);
-            context.messengers[global] = messenger;
-            context.encoders[global] = new CallEncoder(registry, ThreadId.fromLong(context.senderId) + " -> "
+            channel = factory == null ? messenger : factory.wrap(messenger);
+            if (context.view == 0) {
+                context.messengers[global] = messenger;
+            }
+            channels[global] = channel;
+            context.encoders()[global] = new CallEncoder(registry, ThreadId.fromLong(sender) + " -> "
                     + ThreadId.fromLong(ThreadId.pack(destRank, global % threads)));
-            Messenger m = messenger;
-            context.targets[global] = new ThreadContext.MessengerTargets(
+            RecordChannel c = channel;
+            context.targets()[global] = new ThreadContext.MessengerTargets(
                     new SyncTarget() {
                         @Override
                         public boolean reached(long ticket) {
-                            return m.link().isComplete(ticket);
+                            return c.link().isComplete(ticket);
                         }
 
                         @Override
@@ -402,7 +449,7 @@ public final class FabricRuntime implements Fabric {
                     new SyncTarget() {
                         @Override
                         public boolean reached(long record) {
-                            return m.consumedRecords() >= record;
+                            return c.consumedRecords() >= record;
                         }
 
                         @Override
@@ -417,24 +464,36 @@ public final class FabricRuntime implements Fabric {
 
                         @Override
                         public String describe(long record) {
-                            return "call " + record + " from " + m;
+                            return "call " + record + " on " + c;
                         }
                     });
         }
-        return messenger;
+        return channel;
+    }
+
+    /** View 0's messenger to {@code global} (broadcast records always travel the plain channels). */
+    private Messenger messenger(ThreadContext context, int global) {
+        int view = context.view;
+        context.view = 0;
+        try {
+            channel(context, global);
+            return context.messengers[global];
+        } finally {
+            context.view = view;
+        }
     }
 
     /** Sends the record prepared in {@code context.writer} and registers it with {@code sync}. */
     private boolean send(ThreadContext context, int global, int kind, Synchronizer sync) {
-        Messenger messenger = context.messengers[global];
+        RecordChannel channel = context.channels()[global];
         boolean consumed = sync != null && sync.mode() == Synchronizer.Mode.CONSUMED;
-        boolean sent = messenger.send(consumed ? kind | ChunkLayout.TAG_NOTIFY : kind, context.writer);
+        boolean sent = channel.send(consumed ? kind | ChunkLayout.TAG_NOTIFY : kind, context.writer);
         if (sent && sync != null) {
-            ThreadContext.MessengerTargets targets = context.targets[global];
+            ThreadContext.MessengerTargets targets = context.targets()[global];
             if (consumed) {
-                sync.add(targets.consumed(), messenger.recordsSent());
+                sync.add(targets.consumed(), channel.recordsSent());
             } else {
-                sync.add(targets.sent(), messenger.lastTicket());
+                sync.add(targets.sent(), channel.lastTicket());
             }
         }
         return sent;
@@ -442,8 +501,8 @@ public final class FabricRuntime implements Fabric {
 
     private ThreadContext prepare(int global, Serializable function) {
         ThreadContext context = context();
-        messenger(context, global);
-        context.writer.prepare(context.encoders[global], function);
+        channel(context, global);
+        context.writer.prepare(context.encoders()[global], function);
         return context;
     }
 
@@ -557,7 +616,7 @@ public final class FabricRuntime implements Fabric {
         boolean sent = send(context, global, InvocationRecords.CALL_BUFFER_WRITTEN,
                 sync != null && sync.mode() == Synchronizer.Mode.CONSUMED ? sync : null);
         if (sent && sync != null && sync.mode() == Synchronizer.Mode.SENT) {
-            sync.add(context.targets[global].sent(), ticket); // the source buffer, not the record, is what matters
+            sync.add(context.targets()[global].sent(), ticket); // the source buffer, not the record, is what matters
         }
         return sent;
     }
@@ -625,6 +684,10 @@ public final class FabricRuntime implements Fabric {
         context.writer.headerLength = RemoteRegion.ENCODED_LENGTH + 16;
         if (!send(context, global, InvocationRecords.CALL_RETURN, null)) {
             throw new MessagingException("callReturn to worker " + global + " refused: its buffers are full (FAIL policy)");
+        }
+        RecordChannel channel = context.channels()[global];
+        if (channel.bufferedBytes() > 0) {
+            channel.flush(); // the caller waits for this one: it must not sit in a batch
         }
     }
 
@@ -877,18 +940,8 @@ public final class FabricRuntime implements Fabric {
     public void flush() {
         long start = System.nanoTime();
         for (ThreadContext context : allContexts) {
-            for (Messenger messenger : context.messengers) {
-                if (messenger == null) {
-                    continue;
-                }
-                while (messenger.queuedBytes() > 0) {
-                    if (System.nanoTime() - start > config.callTimeout().toNanos()) {
-                        throw new MessagingException("flush: " + messenger + " still has " + messenger.queuedBytes()
-                                + " queued bytes after " + config.callTimeout().toMillis() + " ms");
-                    }
-                    checkAlive(ThreadId.rankOf(messenger.destination()));
-                    LockSupport.parkNanos(100_000);
-                }
+            for (RecordChannel channel : context.allChannels()) {
+                channel.flush(); // bounded by the channel's timeout and the destination's liveness
             }
         }
     }
@@ -914,10 +967,8 @@ public final class FabricRuntime implements Fabric {
             control.close();
             node.close();
             for (ThreadContext context : allContexts) {
-                for (Messenger messenger : context.messengers) {
-                    if (messenger != null) {
-                        messenger.close();
-                    }
+                for (RecordChannel channel : context.allChannels()) {
+                    channel.close();
                 }
                 if (context.receiver != null) {
                     context.receiver.close();

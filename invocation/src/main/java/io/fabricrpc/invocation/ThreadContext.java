@@ -1,6 +1,7 @@
 package io.fabricrpc.invocation;
 
 import io.fabricrpc.messaging.Messenger;
+import io.fabricrpc.messaging.RecordChannel;
 import io.fabricrpc.messaging.ReceivingThread;
 import io.fabricrpc.messaging.RecordWriter;
 import io.fabricrpc.serialization.CallEncoder;
@@ -17,9 +18,16 @@ import java.lang.foreign.MemorySegment;
 final class ThreadContext {
     final FabricRuntime runtime;
     final long senderId;
+    static final int MAX_VIEWS = 16;
+
+    /** The view (0 = plain messengers; others, e.g. aggregators) whose channels the current call uses. */
+    int view;
+    private final int threads;
+    private final RecordChannel[][] channelRows = new RecordChannel[MAX_VIEWS][];
+    private final CallEncoder[][] encoderRows = new CallEncoder[MAX_VIEWS][];
+    private final MessengerTargets[][] targetRows = new MessengerTargets[MAX_VIEWS][];
+    /** View 0's messengers, used directly for broadcast forwarding. */
     final Messenger[] messengers;
-    final CallEncoder[] encoders;
-    final MessengerTargets[] targets;
     final CallEncoder[] sendEncoders;
     MemorySegment sendStaging;
     final CallWriter writer = new CallWriter();
@@ -40,13 +48,48 @@ final class ThreadContext {
     ThreadContext(FabricRuntime runtime, long senderId, int threads) {
         this.runtime = runtime;
         this.senderId = senderId;
+        this.threads = threads;
         this.messengers = new Messenger[threads];
-        this.encoders = new CallEncoder[threads];
-        this.targets = new MessengerTargets[threads];
         this.sendEncoders = new CallEncoder[threads];
     }
 
-    /** The two synchronizer targets of one messenger, created once and reused for every call. */
+    RecordChannel[] channels() {
+        RecordChannel[] row = channelRows[view];
+        if (row == null) {
+            row = new RecordChannel[threads];
+            channelRows[view] = row;
+            encoderRows[view] = new CallEncoder[threads];
+            targetRows[view] = new MessengerTargets[threads];
+        }
+        return row;
+    }
+
+    CallEncoder[] encoders() {
+        channels();
+        return encoderRows[view];
+    }
+
+    MessengerTargets[] targets() {
+        channels();
+        return targetRows[view];
+    }
+
+    /** Every channel of every view, for flush and close. */
+    java.util.List<RecordChannel> allChannels() {
+        java.util.List<RecordChannel> all = new java.util.ArrayList<>();
+        for (RecordChannel[] row : channelRows) {
+            if (row != null) {
+                for (RecordChannel channel : row) {
+                    if (channel != null) {
+                        all.add(channel);
+                    }
+                }
+            }
+        }
+        return all;
+    }
+
+    /** The two synchronizer targets of one channel, created once and reused for every call. */
     record MessengerTargets(SyncTarget sent, SyncTarget consumed) {
     }
 

@@ -21,7 +21,7 @@ import java.util.Arrays;
  * flusher thread also drains the messenger's queue; it does so only under the messenger's lock, which the
  * sender thread takes only while the queue is non-empty, so the common path takes no lock.
  */
-public final class Messenger implements AutoCloseable {
+public final class Messenger implements RecordChannel {
     private final MessagingNode node;
     private final Link link;
     private final long sender;
@@ -41,6 +41,8 @@ public final class Messenger implements AutoCloseable {
     private int growthSinceSeal;
     private long lastTicket;
     private long recordsSent;
+    /** Bytes of the current chunk already written and published; records beyond it wait in staging. */
+    private long published;
 
     private int tag;
     private Runnable waitHelper = () -> { };
@@ -71,6 +73,7 @@ public final class Messenger implements AutoCloseable {
         return sender;
     }
 
+    @Override
     public long destination() {
         return destination;
     }
@@ -93,21 +96,25 @@ public final class Messenger implements AutoCloseable {
         return ring[current];
     }
 
+    @Override
     public Link link() {
         return link;
     }
 
     /** Records sent (or queued) so far; the sequence number of the latest record. */
+    @Override
     public long recordsSent() {
         return recordsSent;
     }
 
     /** Records the receiver has handled, as of its latest push (only records tagged TAG_NOTIFY push). */
+    @Override
     public long consumedRecords() {
         return (long) ChunkLayout.WORD.getAcquire(notifyRegion.segment(), notifyOffset + ChunkLayout.NOTIFY_RECORDS_OFFSET);
     }
 
     /** The completion ticket of the latest write from staging ({@link Link#isComplete}). */
+    @Override
     public long lastTicket() {
         return lastTicket;
     }
@@ -115,6 +122,27 @@ public final class Messenger implements AutoCloseable {
     /** Bytes of calls waiting in the asynchronous queue. */
     public synchronized long queuedBytes() {
         return queueTail - queueHead;
+    }
+
+    @Override
+    public long bufferedBytes() {
+        return queuedBytes() + stagedBytes();
+    }
+
+    /** Publishes appended records and drains the RETRY_ASYNC queue, waiting (bounded) for room. */
+    @Override
+    public void flush() {
+        publish();
+        long start = System.nanoTime();
+        while (queuedBytes() > 0 && !drainQueue()) {
+            link.checkAlive();
+            if (System.nanoTime() - start > config.timeout().toNanos()) {
+                throw new MessagingException("flush of " + this + ": " + queuedBytes() + " bytes still queued after "
+                        + config.timeout().toMillis() + " ms");
+            }
+            waitHelper.run();
+            idle.idle();
+        }
     }
 
     /**
@@ -183,6 +211,10 @@ public final class Messenger implements AutoCloseable {
 
     /** Writes into the current chunk, moving to the next one if needed; false if all chunks are full. */
     private boolean tryWrite(RecordWriter writer) {
+        return tryWrite(writer, true);
+    }
+
+    private boolean tryWrite(RecordWriter writer, boolean publishNow) {
         long room = dataCapacity - position - ChunkLayout.RECORD_HEADER_LENGTH;
         long at = ChunkLayout.DATA_OFFSET + position;
         long length = room > 0 ? writer.write(stagingSegment, at + ChunkLayout.RECORD_HEADER_LENGTH, room) : -1;
@@ -200,21 +232,132 @@ public final class Messenger implements AutoCloseable {
                 throw oversize();
             }
         }
-        publish(at, length);
-        return true;
-    }
-
-    /** Sends the record staged at {@code at}, then the producer word that makes it visible. */
-    private void publish(long at, long length) {
         if (length == 0 || length > dataCapacity - position - ChunkLayout.RECORD_HEADER_LENGTH) {
             throw new MessagingException("record writer reported " + length + " bytes with "
                     + (dataCapacity - position - ChunkLayout.RECORD_HEADER_LENGTH) + " available (must be > 0)");
         }
-        stagingSegment.set(ValueLayout.JAVA_INT_UNALIGNED, at, (int) length | tag << ChunkLayout.TAG_SHIFT);
-        long size = ChunkLayout.recordSize(length);
+        if (publishNow) {
+            publish(at, length);
+        } else {
+            stage(at, length);
+        }
+        return true;
+    }
+
+    /** Frames the record written at {@code at} and sends everything staged but unpublished. */
+    private void publish(long at, long length) {
+        stage(at, length);
+        publishStaged();
+    }
+
+    // ---- aggregation support: deferred publication and pre-framed records ----
+
+    /**
+     * Serializes a record into staging at the current chunk position without sending it (Seriema's traditional
+     * aggregation, zero-copy: the batch is later written from where it was serialized). The record goes out with
+     * the next {@link #publish()}, or when the chunk fills. Full chunks follow the {@link FullPolicy} as in
+     * {@link #send(int, RecordWriter)}; RETRY_ASYNC is not supported here.
+     *
+     * @return false under FAIL when every chunk is full
+     */
+    public boolean append(int tag, RecordWriter writer) {
+        if ((tag & ~(ChunkLayout.MAX_APPLICATION_TAG | ChunkLayout.TAG_NOTIFY)) != 0) {
+            throw new IllegalArgumentException("record tag must be in 0..255, got " + tag);
+        }
+        if (config.fullPolicy() == FullPolicy.RETRY_ASYNC) {
+            throw new IllegalStateException("append needs a FAIL or RETRY messenger, not RETRY_ASYNC");
+        }
+        this.tag = tag;
+        if (ring.length == 0) {
+            setUp();
+        }
+        if (!tryWrite(writer, false)) {
+            if (config.fullPolicy() == FullPolicy.FAIL) {
+                return false;
+            }
+            awaitSpace();
+            if (!tryWrite(writer, false)) {
+                throw oversize();
+            }
+        }
+        recordsSent++;
+        return true;
+    }
+
+    /** Sends every appended record not yet sent (one write plus the producer word). */
+    public void publish() {
+        if (ring.length != 0) {
+            publishStaged();
+        }
+    }
+
+    /** Bytes appended but not yet sent. */
+    public long stagedBytes() {
+        return position - published;
+    }
+
+    /**
+     * Writes already-framed records (headers as in {@link ChunkLayout}) straight from {@code source} — an
+     * aggregator's overflow buffer — into the current chunk, as many whole records as fit, moving to the next
+     * chunk first if not even one fits. No copy: the bytes go from where they were serialized.
+     *
+     * @return bytes taken from the front of {@code [offset, offset + length)}; 0 if every chunk is full
+     */
+    public long writeFramed(LocalRegion source, long offset, long length) {
+        if (ring.length == 0) {
+            setUp();
+        }
+        publishStaged();
+        MemorySegment bytes = source.segment();
+        long first = ChunkLayout.recordSize(bytes.get(ValueLayout.JAVA_INT_UNALIGNED, offset) & ChunkLayout.LENGTH_MASK);
+        if (first > dataCapacity - position) {
+            if (position == 0 || !advance()) {
+                return 0;
+            }
+        }
+        long take = 0;
+        long records = 0;
+        while (take < length) {
+            long size = ChunkLayout.recordSize(bytes.get(ValueLayout.JAVA_INT_UNALIGNED, offset + take)
+                    & ChunkLayout.LENGTH_MASK);
+            if (take + size > dataCapacity - position) {
+                break;
+            }
+            take += size;
+            records++;
+        }
         RemoteRegion chunk = ring[current];
-        lastTicket = link.write(staging, at, chunk, at, size);
-        position += size;
+        lastTicket = link.write(source, offset, chunk, ChunkLayout.DATA_OFFSET + position, take);
+        position += take;
+        published = position;
+        link.writeLong(chunk, ChunkLayout.PRODUCER_OFFSET, ChunkLayout.producerWord(position, 0, false)); // after the bytes
+        recordsSent += records;
+        return take;
+    }
+
+    /** Capacity of one chunk's data area: the largest batch of framed records one write can carry. */
+    public long chunkDataCapacity() {
+        return dataCapacity;
+    }
+
+    /** Frames the record the writer put at {@code at} (header with length and tag); it stays local until published. */
+    private void stage(long at, long length) {
+        stagingSegment.set(ValueLayout.JAVA_INT_UNALIGNED, at, (int) length | tag << ChunkLayout.TAG_SHIFT);
+        position += ChunkLayout.recordSize(length);
+    }
+
+    /**
+     * Writes the staged records {@code [published, position)} of the current chunk in one transport write, then
+     * the producer word that makes them visible. Zero-copy: the records were serialized where they are sent from.
+     */
+    private void publishStaged() {
+        if (published == position) {
+            return;
+        }
+        RemoteRegion chunk = ring[current];
+        long at = ChunkLayout.DATA_OFFSET + published;
+        lastTicket = link.write(staging, at, chunk, at, position - published);
+        published = position;
         // Ordered after the record bytes by the transport; the receiver loads it with acquire.
         link.writeLong(chunk, ChunkLayout.PRODUCER_OFFSET, ChunkLayout.producerWord(position, 0, false));
     }
@@ -224,6 +367,7 @@ public final class Messenger implements AutoCloseable {
      * and cMax allows. Returns false (nothing changed) if the ring is full.
      */
     private boolean advance() {
+        publishStaged(); // the chunk is sealed at `position`: everything before it must be out
         long consumed = (long) ChunkLayout.WORD.getAcquire(notifyRegion.segment(),
                 notifyOffset + ChunkLayout.NOTIFY_CHUNKS_OFFSET); // pushed by the receiver
         if (sealed + 1 - consumed >= ring.length) {
@@ -240,6 +384,7 @@ public final class Messenger implements AutoCloseable {
         growthSinceSeal = 0;
         current = current + 1 == ring.length ? 0 : current + 1;
         position = 0;
+        published = 0;
         link.awaitCompletion(lastTicket); // staging is refilled from offset 0: earlier writes must have read it
         return true;
     }

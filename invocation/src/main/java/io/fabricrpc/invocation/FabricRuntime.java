@@ -271,8 +271,43 @@ public final class FabricRuntime implements Fabric {
         return new FabricView(this, views.size() - 1);
     }
 
+    /** The transport, for views that need memory the transport can send from (the overflow aggregator's). */
+    public Transport transportForViews() {
+        return transport;
+    }
+
     ThreadContext threadContext() {
         return context();
+    }
+
+    /**
+     * Flushes the calling thread's channels of {@code view} and sends each destination a one-way shutdown signal
+     * behind the last call (Seriema's aggregator shutdown, as in its MCTS framework).
+     */
+    void shutdownView(int view) {
+        ThreadContext context = context();
+        int previous = context.view;
+        context.view = view;
+        try {
+            RecordChannel[] channels = context.channels();
+            for (RecordChannel channel : channels) {
+                if (channel != null) {
+                    channel.send(InvocationRecords.SHUTDOWN_SIGNAL, (target, offset, limit) -> limit >= 1 ? 1 : -1);
+                    channel.flush();
+                }
+            }
+        } finally {
+            context.view = previous;
+        }
+    }
+
+    /** Shutdown signals the calling worker has received so far. */
+    public long shutdownSignalsReceived() {
+        ThreadContext context = contexts.get();
+        if (context == null || context.receiver == null) {
+            throw new IllegalStateException("not an attached worker: " + Thread.currentThread().getName());
+        }
+        return context.receiver.shutdownSignals;
     }
 
     /** Flushes the calling thread's channels of one view. */
@@ -331,8 +366,14 @@ public final class FabricRuntime implements Fabric {
     /** Lets a waiting worker run its incoming calls (avoids deadlock between workers calling each other). */
     void help() {
         ThreadContext context = contexts.get();
-        if (context != null && context.receiving != null && !context.inProcessCalls) {
-            processCalls();
+        if (context != null && context.receiving != null && !context.inProcessCalls
+                && context.nesting < ThreadContext.MAX_NESTING - 1) {
+            context.nesting++; // calls run here may send: they prepare their records one level up
+            try {
+                processCalls();
+            } finally {
+                context.nesting--;
+            }
         }
     }
 
@@ -487,7 +528,7 @@ public final class FabricRuntime implements Fabric {
     private boolean send(ThreadContext context, int global, int kind, Synchronizer sync) {
         RecordChannel channel = context.channels()[global];
         boolean consumed = sync != null && sync.mode() == Synchronizer.Mode.CONSUMED;
-        boolean sent = channel.send(consumed ? kind | ChunkLayout.TAG_NOTIFY : kind, context.writer);
+        boolean sent = channel.send(consumed ? kind | ChunkLayout.TAG_NOTIFY : kind, context.writer());
         if (sent && sync != null) {
             ThreadContext.MessengerTargets targets = context.targets()[global];
             if (consumed) {
@@ -502,7 +543,7 @@ public final class FabricRuntime implements Fabric {
     private ThreadContext prepare(int global, Serializable function) {
         ThreadContext context = context();
         channel(context, global);
-        context.writer.prepare(context.encoders()[global], function);
+        context.writer().prepare(context.encoders()[global], function);
         return context;
     }
 
@@ -594,9 +635,9 @@ public final class FabricRuntime implements Fabric {
                               long length, Synchronizer sync) {
         int global = globalIndex(dest);
         ThreadContext context = prepare(global, function);
-        context.writer.trailer = buffer;
-        context.writer.trailerOffset = offset;
-        context.writer.trailerLength = length;
+        context.writer().trailer = buffer;
+        context.writer().trailerOffset = offset;
+        context.writer().trailerLength = length;
         return send(context, global, InvocationRecords.CALL_BUFFER, sync);
     }
 
@@ -608,11 +649,11 @@ public final class FabricRuntime implements Fabric {
         // Same link as the call record, issued first: the receiver sees the bytes before it runs the call.
         long ticket = link.write(source, sourceOffset, destination, destinationOffset, length);
         ThreadContext context = prepare(global, function);
-        MemorySegment header = context.writer.header;
+        MemorySegment header = context.writer().header;
         header.set(ValueLayout.JAVA_LONG_UNALIGNED, 0, destination.regionId());
         header.set(ValueLayout.JAVA_LONG_UNALIGNED, 8, destinationOffset);
         header.set(ValueLayout.JAVA_LONG_UNALIGNED, 16, length);
-        context.writer.headerLength = 24;
+        context.writer().headerLength = 24;
         boolean sent = send(context, global, InvocationRecords.CALL_BUFFER_WRITTEN,
                 sync != null && sync.mode() == Synchronizer.Mode.CONSUMED ? sync : null);
         if (sent && sync != null && sync.mode() == Synchronizer.Mode.SENT) {
@@ -626,11 +667,11 @@ public final class FabricRuntime implements Fabric {
                               long length, Synchronizer sync) {
         int global = globalIndex(dest);
         ThreadContext context = prepare(global, function);
-        MemorySegment header = context.writer.header;
+        MemorySegment header = context.writer().header;
         source.encode(header, 0);
         header.set(ValueLayout.JAVA_LONG_UNALIGNED, RemoteRegion.ENCODED_LENGTH, offset);
         header.set(ValueLayout.JAVA_LONG_UNALIGNED, RemoteRegion.ENCODED_LENGTH + 8, length);
-        context.writer.headerLength = RemoteRegion.ENCODED_LENGTH + 16;
+        context.writer().headerLength = RemoteRegion.ENCODED_LENGTH + 16;
         return send(context, global, InvocationRecords.CALL_BUFFER_READ, sync);
     }
 
@@ -677,11 +718,11 @@ public final class FabricRuntime implements Fabric {
 
     private void postReturn(ThreadContext context, int global, RemoteSupplier<?> function, ReturnSlots.Slot slot) {
         prepare(global, function);
-        MemorySegment header = context.writer.header;
+        MemorySegment header = context.writer().header;
         slot.region.remote().encode(header, 0);
         header.set(ValueLayout.JAVA_LONG_UNALIGNED, RemoteRegion.ENCODED_LENGTH, slot.offset);
         header.set(ValueLayout.JAVA_LONG_UNALIGNED, RemoteRegion.ENCODED_LENGTH + 8, slot.sequence);
-        context.writer.headerLength = RemoteRegion.ENCODED_LENGTH + 16;
+        context.writer().headerLength = RemoteRegion.ENCODED_LENGTH + 16;
         if (!send(context, global, InvocationRecords.CALL_RETURN, null)) {
             throw new MessagingException("callReturn to worker " + global + " refused: its buffers are full (FAIL policy)");
         }
@@ -888,7 +929,7 @@ public final class FabricRuntime implements Fabric {
 
     private void sendRaw(ThreadContext context, int global, MemorySegment record, long offset, long length, int span) {
         Messenger messenger = messenger(context, global);
-        ThreadContext.RawWriter raw = context.raw;
+        ThreadContext.RawWriter raw = context.raw();
         raw.source = record;
         raw.offset = offset;
         raw.length = length;

@@ -22,7 +22,7 @@ import java.util.function.Supplier;
  * so an application switches with one line. Send-based calls and broadcasts use the plain paths; everything else
  * is the underlying fabric's.
  */
-final class FabricView implements Fabric {
+public final class FabricView implements Fabric {
     private final FabricRuntime runtime;
     private final int view;
 
@@ -190,6 +190,15 @@ final class FabricView implements Fabric {
     @Override
     public void flush() {
         runtime.flushView(view);
+    }
+
+    /** Flushes this thread's channels of this view and sends each destination a shutdown signal. */
+    public void shutdownChannels() {
+        runtime.shutdownView(view);
+    }
+
+    public FabricRuntime runtime() {
+        return runtime;
     }
 
     /** Closing a view closes the fabric (it is the same job). */

@@ -30,8 +30,14 @@ final class ThreadContext {
     final Messenger[] messengers;
     final CallEncoder[] sendEncoders;
     MemorySegment sendStaging;
-    final CallWriter writer = new CallWriter();
-    final RawWriter raw = new RawWriter();
+    /**
+     * One record writer per nesting level: a send that waits for room runs incoming calls (to avoid deadlock),
+     * and those may send too; each level keeps its own half-prepared record.
+     */
+    private final CallWriter[] writers = new CallWriter[MAX_NESTING];
+    private final RawWriter[] raws = new RawWriter[MAX_NESTING];
+    static final int MAX_NESTING = 4;
+    int nesting;
 
     /** Set for attached workers (and handler threads standing in for them). */
     ReceivingThread receiving;
@@ -51,6 +57,24 @@ final class ThreadContext {
         this.threads = threads;
         this.messengers = new Messenger[threads];
         this.sendEncoders = new CallEncoder[threads];
+    }
+
+    CallWriter writer() {
+        CallWriter writer = writers[nesting];
+        if (writer == null) {
+            writer = new CallWriter();
+            writers[nesting] = writer;
+        }
+        return writer;
+    }
+
+    RawWriter raw() {
+        RawWriter raw = raws[nesting];
+        if (raw == null) {
+            raw = new RawWriter();
+            raws[nesting] = raw;
+        }
+        return raw;
     }
 
     RecordChannel[] channels() {

@@ -43,8 +43,9 @@ public final class Messenger implements RecordChannel {
     private long recordsSent;
     /** Bytes of the current chunk already written and published; records beyond it wait in staging. */
     private long published;
+    /** The current chunk is sealed and the move to the next one waits for the receiver to free it. */
+    private boolean currentSealed;
 
-    private int tag;
     private Runnable waitHelper = () -> { };
 
     // RETRY_ASYNC queue: records serialized as [header][payload] in arrival order; guarded by `this`.
@@ -89,6 +90,11 @@ public final class Messenger implements RecordChannel {
      */
     public void whileWaiting(Runnable helper) {
         this.waitHelper = helper;
+    }
+
+    /** Runs the {@link #whileWaiting} work once: for layers above that wait for this messenger to have room. */
+    public void helpWhileWaiting() {
+        waitHelper.run();
     }
 
     /** The chunk being filled (tests use it to play a misbehaving sender). */
@@ -169,7 +175,6 @@ public final class Messenger implements RecordChannel {
         if ((tag & ~(ChunkLayout.MAX_APPLICATION_TAG | ChunkLayout.TAG_NOTIFY)) != 0) {
             throw new IllegalArgumentException("record tag must be in 0..255, got " + tag);
         }
-        this.tag = tag;
         if (ring.length == 0) {
             setUp();
         }
@@ -178,14 +183,14 @@ public final class Messenger implements RecordChannel {
                 if (queued) {
                     drainQueue();
                     if (queued) {
-                        enqueue(writer);
+                        enqueue(tag, writer);
                         recordsSent++;
                         return true;
                     }
                 }
             }
         }
-        if (tryWrite(writer)) {
+        if (tryWrite(tag, writer, true)) {
             recordsSent++;
             return true;
         }
@@ -195,13 +200,13 @@ public final class Messenger implements RecordChannel {
             }
             case RETRY -> {
                 awaitSpace();
-                if (!tryWrite(writer)) {
+                if (!tryWrite(tag, writer, true)) {
                     throw oversize();
                 }
             }
             case RETRY_ASYNC -> {
                 synchronized (this) {
-                    enqueue(writer);
+                    enqueue(tag, writer);
                 }
             }
         }
@@ -209,12 +214,14 @@ public final class Messenger implements RecordChannel {
         return true;
     }
 
-    /** Writes into the current chunk, moving to the next one if needed; false if all chunks are full. */
-    private boolean tryWrite(RecordWriter writer) {
-        return tryWrite(writer, true);
-    }
-
-    private boolean tryWrite(RecordWriter writer, boolean publishNow) {
+    /**
+     * Writes into the current chunk, moving to the next one if needed; false if all chunks are full. The tag is a
+     * parameter, not a field: a RETRY wait may run calls that send on this messenger in between.
+     */
+    private boolean tryWrite(int tag, RecordWriter writer, boolean publishNow) {
+        if (currentSealed && !advance()) {
+            return false;
+        }
         long room = dataCapacity - position - ChunkLayout.RECORD_HEADER_LENGTH;
         long at = ChunkLayout.DATA_OFFSET + position;
         long length = room > 0 ? writer.write(stagingSegment, at + ChunkLayout.RECORD_HEADER_LENGTH, room) : -1;
@@ -236,18 +243,11 @@ public final class Messenger implements RecordChannel {
             throw new MessagingException("record writer reported " + length + " bytes with "
                     + (dataCapacity - position - ChunkLayout.RECORD_HEADER_LENGTH) + " available (must be > 0)");
         }
+        stage(tag, at, length);
         if (publishNow) {
-            publish(at, length);
-        } else {
-            stage(at, length);
+            publishStaged();
         }
         return true;
-    }
-
-    /** Frames the record written at {@code at} and sends everything staged but unpublished. */
-    private void publish(long at, long length) {
-        stage(at, length);
-        publishStaged();
     }
 
     // ---- aggregation support: deferred publication and pre-framed records ----
@@ -267,16 +267,15 @@ public final class Messenger implements RecordChannel {
         if (config.fullPolicy() == FullPolicy.RETRY_ASYNC) {
             throw new IllegalStateException("append needs a FAIL or RETRY messenger, not RETRY_ASYNC");
         }
-        this.tag = tag;
         if (ring.length == 0) {
             setUp();
         }
-        if (!tryWrite(writer, false)) {
+        if (!tryWrite(tag, writer, false)) {
             if (config.fullPolicy() == FullPolicy.FAIL) {
                 return false;
             }
             awaitSpace();
-            if (!tryWrite(writer, false)) {
+            if (!tryWrite(tag, writer, false)) {
                 throw oversize();
             }
         }
@@ -308,6 +307,9 @@ public final class Messenger implements RecordChannel {
             setUp();
         }
         publishStaged();
+        if (currentSealed && !advance()) {
+            return 0;
+        }
         MemorySegment bytes = source.segment();
         long first = ChunkLayout.recordSize(bytes.get(ValueLayout.JAVA_INT_UNALIGNED, offset) & ChunkLayout.LENGTH_MASK);
         if (first > dataCapacity - position) {
@@ -341,7 +343,7 @@ public final class Messenger implements RecordChannel {
     }
 
     /** Frames the record the writer put at {@code at} (header with length and tag); it stays local until published. */
-    private void stage(long at, long length) {
+    private void stage(int tag, long at, long length) {
         stagingSegment.set(ValueLayout.JAVA_INT_UNALIGNED, at, (int) length | tag << ChunkLayout.TAG_SHIFT);
         position += ChunkLayout.recordSize(length);
     }
@@ -363,30 +365,40 @@ public final class Messenger implements RecordChannel {
     }
 
     /**
-     * Seals the current chunk and moves to the next, growing the ring first if the next chunk is still unconsumed
-     * and cMax allows. Returns false (nothing changed) if the ring is full.
+     * Leaves the current chunk for the next. The current chunk is sealed first (growing the ring when the next chunk
+     * is still unconsumed and cMax allows), even if the move must wait: the receiver frees a chunk only once it is
+     * sealed, so with a single chunk the seal is what lets it come back. Returns false, leaving the chunk sealed,
+     * while the next chunk is not free yet.
      */
     private boolean advance() {
         publishStaged(); // the chunk is sealed at `position`: everything before it must be out
-        long consumed = (long) ChunkLayout.WORD.getAcquire(notifyRegion.segment(),
-                notifyOffset + ChunkLayout.NOTIFY_CHUNKS_OFFSET); // pushed by the receiver
-        if (sealed + 1 - consumed >= ring.length) {
-            int room = config.cMax() - ring.length;
-            if (room <= 0) {
-                return false;
+        if (!currentSealed) {
+            long consumed = consumedChunks();
+            if (sealed + 1 - consumed >= ring.length && ring.length < config.cMax()) {
+                grow(Math.min(config.c(), config.cMax() - ring.length));
             }
-            grow(Math.min(config.c(), room));
+            // Ordered after this chunk's last record; announces how many chunks follow it now.
+            link.writeLong(ring[current], ChunkLayout.PRODUCER_OFFSET,
+                    ChunkLayout.producerWord(position, growthSinceSeal, true));
+            sealed++;
+            growthSinceSeal = 0;
+            currentSealed = true;
         }
-        // Ordered after this chunk's last record; announces how many chunks follow it now.
-        link.writeLong(ring[current], ChunkLayout.PRODUCER_OFFSET,
-                ChunkLayout.producerWord(position, growthSinceSeal, true));
-        sealed++;
-        growthSinceSeal = 0;
+        // The sealed, unconsumed chunks end at the current one; the next is free iff fewer than the ring holds.
+        if (sealed - consumedChunks() > ring.length - 1) {
+            return false;
+        }
         current = current + 1 == ring.length ? 0 : current + 1;
         position = 0;
         published = 0;
+        currentSealed = false;
         link.awaitCompletion(lastTicket); // staging is refilled from offset 0: earlier writes must have read it
         return true;
+    }
+
+    private long consumedChunks() {
+        return (long) ChunkLayout.WORD.getAcquire(notifyRegion.segment(),
+                notifyOffset + ChunkLayout.NOTIFY_CHUNKS_OFFSET); // pushed by the receiver
     }
 
     private void awaitSpace() {
@@ -424,7 +436,7 @@ public final class Messenger implements RecordChannel {
 
     // ---- RETRY_ASYNC queue (callers hold the lock) ----
 
-    private void enqueue(RecordWriter writer) {
+    private void enqueue(int tag, RecordWriter writer) {
         long limit = config.asyncQueueLimitBytes();
         long maxRecord = dataCapacity - ChunkLayout.RECORD_HEADER_LENGTH;
         ensureQueueCapacity(ChunkLayout.RECORD_HEADER_LENGTH + maxRecord);
@@ -449,27 +461,23 @@ public final class Messenger implements RecordChannel {
 
     /** Moves queued records into chunks, oldest first, while there is room. Returns true if the queue is empty. */
     synchronized boolean drainQueue() {
-        int callerTag = tag;
         while (queueHead < queueTail) {
             int header = queue.get(ValueLayout.JAVA_INT_UNALIGNED, queueHead);
             long length = header & ChunkLayout.LENGTH_MASK;
-            tag = header >>> ChunkLayout.TAG_SHIFT;
             long from = queueHead + ChunkLayout.RECORD_HEADER_LENGTH;
-            boolean written = tryWrite((target, offset, limit) -> {
+            boolean written = tryWrite(header >>> ChunkLayout.TAG_SHIFT, (target, offset, limit) -> {
                 if (length > limit) {
                     return -1;
                 }
                 MemorySegment.copy(queue, from, target, offset, length);
                 return length;
-            });
+            }, true);
             if (!written) {
-                tag = callerTag;
                 return false;
             }
             queueHead += ChunkLayout.recordSize(length);
             queuedRecords--;
         }
-        tag = callerTag;
         queueHead = 0;
         queueTail = 0;
         queued = false; // volatile: publishes the messenger state to the sender thread's lock-free path

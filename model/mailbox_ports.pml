@@ -8,10 +8,11 @@
  *
  * Configuration (override with spin -D...):
  *   NPORTS 2..3, NCLIENTS 1..3, NSERVERS 1..2, NCALLS calls per client thread,
- *   STREAM 1 allows 2-exchange (streamed) calls, EMPTY_BIT marks the server's close-time
+ *   STREAM 1 adds 2-exchange (streamed) SYNC calls, STREAM 2 also streamed calls whose
+ *   last fragment is sent ASYNC, EMPTY_BIT marks the server's close-time
  *   empty reply in the packet, LIVENESS adds the LTL property "every client finishes",
  *   REORDER lets packet and flag writes of one send land in either order (negative
- *   check: must FAIL).
+ *   check: must FAIL), UNFUSED splits the fused steps (see SPLIT) to validate the fusion.
  */
 #ifndef NPORTS
 #define NPORTS 2
@@ -26,7 +27,7 @@
 #define NCALLS 2
 #endif
 #ifndef STREAM
-#define STREAM 1
+#define STREAM 2
 #endif
 #if NPORTS < 2 || NPORTS > 3
 #error "NPORTS must be 2 or 3 (see OPEN_C / SCAN_S)"
@@ -71,10 +72,18 @@ byte asyncTag[NPORTS];  /* tag of the ASYNC call whose reply is still owed on po
 byte finished;          /* client threads that completed all their calls */
 byte served;            /* requests (final fragments) the server has processed */
 
+/* SPLIT marks where two accesses are fused into one atomic step by a reduction argument;
+ * with UNFUSED it ends the step there, so the fusion can be checked against the original. */
+#ifdef UNFUSED
+#define SPLIT } atomic {
+#else
+#define SPLIT
+#endif
+
 /* send = remote-write the packet, flip the out-box, remote-write the flag, in that order on
  * one FIFO link: the packet lands before the ownership change it is published by.
- * Used inside atomic: issuing both in one step loses no behaviour, because nothing can
- * observe an issued write before the wire lands it, and the wire still lands them one at
+ * Used inside atomic: issuing both in one step hides nothing observable, because nothing
+ * can see an issued write before the wire lands it, and the wire still lands them one at
  * a time with arbitrary delay. REORDER lets the flag be issued (and so land) first. */
 #ifdef REORDER
 #define SEND(link, outbox, p, v) \
@@ -84,7 +93,7 @@ byte served;            /* requests (final fragments) the server has processed *
 	fi
 #else
 #define SEND(link, outbox, p, v) \
-	link!PKT, p, v; outbox[p] = 1 - outbox[p]; link!FLAG, p, outbox[p]
+	link!PKT, p, v; SPLIT outbox[p] = 1 - outbox[p]; link!FLAG, p, outbox[p]
 #endif
 
 /* C->S link: lands C's remote writes in S's region, one per step, in issue order. */
@@ -138,8 +147,12 @@ proctype Client(byte tid) {
 		 * thread can touch p once it succeeds), so nothing is lost by fusing them. */
 		atomic {
 			tag = tid * NCALLS + i + 1;
-			if :: more = 0 :: STREAM -> more = 1 fi;
-			if :: async = 0 :: async = 1 fi;
+			if
+			:: more = 0; async = 0                 /* SYNC */
+			:: more = 0; async = 1                 /* ASYNC */
+			:: STREAM >= 1 -> more = 1; async = 0  /* streamed, SYNC */
+			:: STREAM >= 2 -> more = 1; async = 1  /* streamed, last fragment ASYNC */
+			fi;
 			/* any free port: a "prefer ports we own" heuristic only narrows this choice */
 			if
 			OPEN_C(0)
@@ -150,6 +163,7 @@ proctype Client(byte tid) {
 			fi;
 			holdC[p]++;
 			assert(holdC[p] == 1);
+			SPLIT
 			stale = (inC[p] != outC[p]);
 			if
 			:: !stale -> asyncTag[p] = 0   /* an ASYNC reply already landed: overwritten unread */
@@ -219,15 +233,15 @@ end_idle:
 	 * Fused into one step for the same reason as the client's open. */
 	atomic {
 		if
-		:: lockS[p] == 0 ->
-			lockS[p] = 1;
-			holdS[p]++;
-			assert(holdS[p] == 1);
-			if
-			:: inS[p] == outS[p] -> holdS[p]--; lockS[p] = 0; p = 0; goto end_idle
-			:: else
-			fi
+		:: lockS[p] == 0 -> lockS[p] = 1
 		:: else -> p = 0; goto end_idle   /* CAS lost: another server thread holds p */
+		fi;
+		holdS[p]++;
+		assert(holdS[p] == 1);
+		SPLIT
+		if
+		:: inS[p] == outS[p] -> holdS[p]--; lockS[p] = 0; p = 0; goto end_idle
+		:: else
 		fi
 	}
 

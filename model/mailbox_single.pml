@@ -9,6 +9,7 @@
  * nondeterministically); every completed call passes a progress label.
  *
  *   REORDER  lets packet and flag writes of one send land in either order: must FAIL.
+ *   UNFUSED  issues a send's packet and flag writes in two steps instead of one.
  */
 #ifndef STREAM
 #define STREAM 1
@@ -54,6 +55,9 @@ byte asyncTag;   /* tag of the ASYNC call whose reply is still owed (0: none) */
 	:: link!PKT, v; outbox = 1 - outbox; link!FLAG, outbox \
 	:: outbox = 1 - outbox; link!FLAG, outbox; link!PKT, v \
 	fi
+#elif defined(UNFUSED)
+#define SEND(link, outbox, v) \
+	link!PKT, v; } atomic { outbox = 1 - outbox; link!FLAG, outbox
 #else
 #define SEND(link, outbox, v) \
 	link!PKT, v; outbox = 1 - outbox; link!FLAG, outbox

@@ -2,7 +2,7 @@
 # Exhaustively model-checks the mailbox protocol (model/*.pml) with Spin.
 #
 # Usage: scripts/model-check.sh [--full]
-#   --full  also runs the two largest configurations (~7M states each, ~+30s CPU)
+#   --full  also runs the three largest configurations (7-9M states each, ~+35s CPU)
 #   MODEL_CHECK_JOBS  parallel pan runs (default 2)
 # Installs spin and gcc with apt-get when missing. Works in a temporary directory (kept,
 # with its trails, only when a check fails). Prints one line per check; exits non-zero
@@ -51,21 +51,19 @@ echo "$(spin -V | head -1); pan limits: -DMEMLIM=${memlim_mb} -m${maxdepth}"
 #   Writes its one-line verdict to $work/NAME/result (first word ok or FAIL).
 check() {
 	local name=$1 model=$2 expect=$3 defs=$4 ccflags=$5 panflags=$6
-	local dir="$work/$name" t0 t1 out
+	local dir="$work/$name" out TIMEFORMAT='%R %U %S'   # for bash's time: wall, user, sys
 	mkdir -p "$dir"
 	cp "$models/$model" "$dir/"
 	exec >"$dir/result"
-	t0=$(date +%s.%N)
 	# shellcheck disable=SC2086 # flag lists are split on purpose
 	if ! (cd "$dir" && spin $defs -a "$model" >spin.log 2>&1 \
 		&& gcc -w -DMEMLIM=$memlim_mb $ccflags -o pan pan.c >cc.log 2>&1); then
-		printf 'FAIL  %-24s could not generate/compile the verifier:\n' "$name"
+		printf 'FAIL  %-27s could not generate/compile the verifier:\n' "$name"
 		cat "$dir/spin.log" "$dir/cc.log" 2>/dev/null | head -20
 		return
 	fi
 	# shellcheck disable=SC2086
-	(cd "$dir" && ./pan -m$maxdepth $panflags >pan.log 2>&1) || true
-	t1=$(date +%s.%N)
+	{ time (cd "$dir" && ./pan -m$maxdepth $panflags >pan.log 2>&1 || true); } 2>"$dir/time"
 	out="$dir/pan.log"
 
 	local errors states transitions depth secs incomplete=""
@@ -73,18 +71,18 @@ check() {
 	states=$(sed -n 's/^ *\([0-9.e+]*\) states, stored.*/\1/p' "$out" | tail -1)
 	transitions=$(sed -n 's/^ *\([0-9.e+]*\) transitions.*/\1/p' "$out" | tail -1)
 	depth=$(sed -n 's/.*depth reached \([0-9]*\).*/\1/p' "$out" | tail -1)
-	secs=$(awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.1f", b - a }')
+	secs=$(awk '{ printf "%.1fs (cpu %.1fs)", $1, $2 + $3 }' "$dir/time")   # pan only, not the compile
 	grep -q "max search depth too small" "$out" && incomplete="depth limit ${maxdepth} reached"
 	grep -q "reached -DMEMLIM bound" "$out" && incomplete="memory limit ${memlim_mb} MB reached"
 	[ -n "$errors" ] || incomplete="${incomplete:-pan gave no result}"
-	local stats="states=${states:-?} transitions=${transitions:-?} depth=${depth:-?} ${secs}s"
+	local stats="states=${states:-?} transitions=${transitions:-?} depth=${depth:-?} ${secs}"
 
 	if [ "$expect" = pass ]; then
 		# "Search not completed" is printed only when pan stops early (error or a limit)
 		if [ -z "$incomplete" ] && [ "$errors" = 0 ] && ! grep -q "Search not completed" "$out"; then
-			printf 'ok    %-24s %s\n' "$name" "$stats"
+			printf 'ok    %-27s %s\n' "$name" "$stats"
 		else
-			printf 'FAIL  %-24s errors=%s %s %s\n' "$name" "${errors:-?}" "${incomplete:+(incomplete: $incomplete)}" "$stats"
+			printf 'FAIL  %-27s errors=%s %s %s\n' "$name" "${errors:-?}" "${incomplete:+(incomplete: $incomplete)}" "$stats"
 			grep -E "^pan:|error:" "$out" | grep -v "elapsed time\|rate " | head -5 | sed 's/^/      /'
 			if ls "$dir"/*.trail >/dev/null 2>&1; then
 				echo "      replay the counterexample: cd $dir && spin -t -p $defs $model"
@@ -92,10 +90,10 @@ check() {
 		fi
 	else
 		if [ -n "$errors" ] && [ "$errors" -gt 0 ]; then
-			printf 'ok    %-24s violation found, as expected: %s (%ss)\n' "$name" \
+			printf 'ok    %-27s violation found, as expected: %s, %s\n' "$name" \
 				"$(grep -E "assertion violated|invalid end state" "$out" | head -1 | sed 's/^pan:1: //')" "$secs"
 		else
-			printf 'FAIL  %-24s expected a violation, found none (%s): the check has lost its teeth\n' "$name" "$stats"
+			printf 'FAIL  %-27s expected a violation, found none (%s): the check has lost its teeth\n' "$name" "$stats"
 		fi
 	fi
 }
@@ -110,24 +108,31 @@ run() {
 
 safety="-DSAFETY -DCOLLAPSE"
 big="-O2 $safety"     # multi-million-state searches: optimise pan
-small="-O1 $safety"   # small searches: compile time dominates
+small="-O1 $safety"   # sub-million-state searches
+tiny="-O0 $safety"    # a few thousand states: compile time is everything
 
 # One port, one client thread, one server thread, calls forever (SYNC/ASYNC/streamed).
-run single-safety        mailbox_single.pml pass "" "$small" "-w18"
-run single-progress      mailbox_single.pml pass "" "-O1 -DNP" "-l -w18"
+run single-safety        mailbox_single.pml pass "" "$tiny" "-w18"
+run single-progress      mailbox_single.pml pass "" "-O0 -DNP" "-l -w18"
 # N ports, client and server threads with per-port locks, bounded calls per client thread.
-run ports-2p2c2s-x2      mailbox_ports.pml pass "-DNPORTS=2 -DNCLIENTS=2 -DNSERVERS=2 -DNCALLS=2 -DSTREAM=1" "$big" "-w24"
-run ports-3p2c2s-x1      mailbox_ports.pml pass "-DNPORTS=3 -DNCLIENTS=2 -DNSERVERS=2 -DNCALLS=1 -DSTREAM=1" "$small" "-w20"
+# STREAM=1: SYNC, ASYNC, streamed SYNC calls; STREAM=2: also streamed calls ending ASYNC.
+run ports-2p2c2s-x2      mailbox_ports.pml pass "-DNPORTS=2 -DNCLIENTS=2 -DNSERVERS=2 -DNCALLS=2 -DSTREAM=1" "$big" "-w23"
+run ports-2p2c2s-x1      mailbox_ports.pml pass "-DNPORTS=2 -DNCLIENTS=2 -DNSERVERS=2 -DNCALLS=1 -DSTREAM=2" "$small" "-w19"
+run ports-3p2c2s-x1      mailbox_ports.pml pass "-DNPORTS=3 -DNCLIENTS=2 -DNSERVERS=2 -DNCALLS=1 -DSTREAM=2" "$small" "-w20"
 run ports-2p3c2s-x1-sync mailbox_ports.pml pass "-DNPORTS=2 -DNCLIENTS=3 -DNSERVERS=2 -DNCALLS=1 -DSTREAM=0" "$small" "-w21"
-run ports-emptybit       mailbox_ports.pml pass "-DNPORTS=2 -DNCLIENTS=2 -DNSERVERS=2 -DNCALLS=1 -DSTREAM=1 -DEMPTY_BIT" "$small" "-w20"
-run ports-ltl-all-finish mailbox_ports.pml pass "-DNPORTS=2 -DNCLIENTS=2 -DNSERVERS=2 -DNCALLS=1 -DSTREAM=1 -DLIVENESS" "-O1 -DNFAIR=3" "-a -f -w20"
+run ports-emptybit       mailbox_ports.pml pass "-DNPORTS=2 -DNCLIENTS=2 -DNSERVERS=2 -DNCALLS=1 -DSTREAM=2 -DEMPTY_BIT" "$small" "-w20"
+run ports-ltl-all-finish mailbox_ports.pml pass "-DNPORTS=2 -DNCLIENTS=2 -DNSERVERS=2 -DNCALLS=1 -DSTREAM=2 -DLIVENESS" "-O1 -DNFAIR=3" "-a -f -w20"
+# The same checks with the fused atomic steps split (validates the reduction, see SPLIT).
+run single-unfused       mailbox_single.pml pass "-DUNFUSED" "$tiny" "-w18"
+run ports-3p2c2s-x1-unfused mailbox_ports.pml pass "-DNPORTS=3 -DNCLIENTS=2 -DNSERVERS=2 -DNCALLS=1 -DSTREAM=2 -DUNFUSED" "$small" "-w21"
 if [ "$full" -eq 1 ]; then
-	run ports-2p3c2s-x1      mailbox_ports.pml pass "-DNPORTS=2 -DNCLIENTS=3 -DNSERVERS=2 -DNCALLS=1 -DSTREAM=1" "$big" "-w24"
+	run ports-2p2c2s-x2-stream2 mailbox_ports.pml pass "-DNPORTS=2 -DNCLIENTS=2 -DNSERVERS=2 -DNCALLS=2 -DSTREAM=2" "$big" "-w24"
+	run ports-2p3c2s-x1      mailbox_ports.pml pass "-DNPORTS=2 -DNCLIENTS=3 -DNSERVERS=2 -DNCALLS=1 -DSTREAM=2" "$big" "-w24"
 	run ports-3p3c2s-x1-sync mailbox_ports.pml pass "-DNPORTS=3 -DNCLIENTS=3 -DNSERVERS=2 -DNCALLS=1 -DSTREAM=0" "$big" "-w24"
 fi
 # Negative checks: packet and flag writes of a send may land in either order.
-run single-reorder-NEG   mailbox_single.pml violation "-DREORDER" "$small" "-w18"
-run ports-reorder-NEG    mailbox_ports.pml violation "-DNPORTS=2 -DNCLIENTS=2 -DNSERVERS=2 -DNCALLS=1 -DSTREAM=1 -DREORDER" "$small" "-w20"
+run single-reorder-NEG   mailbox_single.pml violation "-DREORDER" "$tiny" "-w18"
+run ports-reorder-NEG    mailbox_ports.pml violation "-DNPORTS=2 -DNCLIENTS=2 -DNSERVERS=2 -DNCALLS=1 -DSTREAM=2 -DREORDER" "$small" "-w20"
 wait
 
 failures=0

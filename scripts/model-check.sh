@@ -24,9 +24,13 @@ ensure_tools() {
 	[ ${#missing[@]} -eq 0 ] && return 0
 	[ "$(id -u)" -eq 0 ] || sudo=(sudo)
 	echo "model-check: installing ${missing[*]} with apt-get" >&2
-	${sudo[@]+"${sudo[@]}"} apt-get update -qq >/dev/null \
-		&& DEBIAN_FRONTEND=noninteractive ${sudo[@]+"${sudo[@]}"} apt-get install -y -qq "${missing[@]}" >/dev/null \
-		|| die "could not install ${missing[*]} (need root or sudo, and apt access)"
+	if ! { ${sudo[@]+"${sudo[@]}"} apt-get update -qq >/dev/null &&
+		${sudo[@]+"${sudo[@]}"} env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${missing[@]}" >/dev/null; }; then
+		die "could not install ${missing[*]} (need root or sudo, and apt access)"
+	fi
+	if ! command -v spin >/dev/null 2>&1 || ! command -v gcc >/dev/null 2>&1; then
+		die "spin or gcc still not on PATH after installing ${missing[*]}"
+	fi
 }
 
 full=0
@@ -63,7 +67,8 @@ check() {
 		return
 	fi
 	# shellcheck disable=SC2086
-	{ time (cd "$dir" && ./pan -m$maxdepth $panflags >pan.log 2>&1 || true); } 2>"$dir/time"
+	# pan's exit status says nothing useful: the verdict is parsed from its report below
+	{ time (cd "$dir" || exit; ./pan -m$maxdepth $panflags >pan.log 2>&1; true); } 2>"$dir/time"
 	out="$dir/pan.log"
 
 	local errors states transitions depth secs incomplete=""
@@ -83,7 +88,7 @@ check() {
 			printf 'ok    %-27s %s\n' "$name" "$stats"
 		else
 			printf 'FAIL  %-27s errors=%s %s %s\n' "$name" "${errors:-?}" "${incomplete:+(incomplete: $incomplete)}" "$stats"
-			grep -E "^pan:|error:" "$out" | grep -v "elapsed time\|rate " | head -5 | sed 's/^/      /'
+			{ grep -E "^pan:|error:" "$out" | grep -v "elapsed time\|rate " | head -5 | sed 's/^/      /'; } || true
 			if ls "$dir"/*.trail >/dev/null 2>&1; then
 				echo "      replay the counterexample: cd $dir && spin -t -p $defs $model"
 			fi

@@ -5,7 +5,6 @@ import io.fabricrpc.transport.TransportFixture;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
 
-import java.lang.management.ManagementFactory;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -20,9 +19,7 @@ public abstract class AggregationCrossProcessTest {
     @ValueSource(strings = {"trad", "ovfl"})
     void aggregatedCallsBetweenTwoProcessesAreExactlyOnceAndInOrder(String mode) {
         long perPair = Long.getLong("fabricrpc.aggregation.crossprocess.perPair", 100_000L);
-        List<String> jvm = new ArrayList<>(ManagementFactory.getRuntimeMXBean().getInputArguments().stream()
-                .filter(a -> a.startsWith("--add-") || a.startsWith("--enable-native-access") || a.startsWith("--sun-misc"))
-                .toList());
+        List<String> jvm = new ArrayList<>(LocalLauncher.inheritedJvmFlags());
         jvm.add("-Xmx256m");
         fixture().config().forEach((k, v) -> jvm.add("-D" + k + "=" + v));
         try (LocalLauncher job = LocalLauncher.builder(AggregationScenarioMain.class).processes(2).threadsPerProcess(2)

@@ -1,6 +1,7 @@
 package io.fabricrpc.transport.rdma.verbs;
 
-import static io.fabricrpc.transport.rdma.RdmaTestSupport.patternByte;
+import static io.fabricrpc.transport.rdma.verbs.VerbsTestData.assertPattern;
+import static io.fabricrpc.transport.rdma.verbs.VerbsTestData.fill;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
@@ -9,7 +10,6 @@ import com.ibm.disni.verbs.IbvWC;
 import io.fabricrpc.transport.rdma.RdmaTestSupport;
 import java.io.IOException;
 import java.net.InetSocketAddress;
-import java.nio.ByteBuffer;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.condition.EnabledIf;
@@ -40,21 +40,6 @@ class VerbsApiTest {
         }
         if (server != null) {
             server.close();
-        }
-    }
-
-    static void fill(ByteBuffer buffer, int offset, int length, int seed) {
-        for (int i = 0; i < length; i++) {
-            buffer.put(offset + i, patternByte(seed, i));
-        }
-    }
-
-    static void assertPattern(ByteBuffer buffer, int offset, int length, int seed) {
-        for (int i = 0; i < length; i++) {
-            if (buffer.get(offset + i) != patternByte(seed, i)) {
-                throw new AssertionError("byte " + i + " of " + length + " differs: expected " + patternByte(seed, i)
-                        + " got " + buffer.get(offset + i));
-            }
         }
     }
 

@@ -8,6 +8,7 @@
 #
 # Prerequisite: `mvn install` (or `mvn verify`) has built transport-rdma on the host (classes, test classes,
 # target/rdma-test-classpath.txt, target/rdma-test-launcher/). Nothing is compiled here or in the guest.
+# Extra JVM options for the test JVM: FABRICRPC_RDMA_TEST_OPTS (e.g. -Dfabricrpc.rdma.hygiene.iterations=100).
 # Output: the JUnit tree, a Surefire-style `Tests run: N, Failures: F, Errors: 0, Skipped: S` line and a final
 # `N passed, N failed` line. Exit: 0 all passed; 1 a test failed or none ran; 2 not built;
 # 124 guest timed out; 125 guest failed to boot. Reports: transport-rdma/target/rdma-test-reports/.
@@ -43,7 +44,7 @@ run_in_place() {
   set +e
   # -Dfabricrpc.rdma.required: device tests fail instead of skipping if the verbs stack is missing here.
   "$JAVA_HOME/bin/java" --enable-native-access=ALL-UNNAMED --add-exports java.base/sun.nio.ch=ALL-UNNAMED \
-    -Dfabricrpc.rdma.required=true -Xmx512m -cp "$cp" org.junit.platform.console.ConsoleLauncher execute \
+    -Dfabricrpc.rdma.required=true -Xmx512m ${FABRICRPC_RDMA_TEST_OPTS:-} -cp "$cp" org.junit.platform.console.ConsoleLauncher execute \
     --disable-banner --disable-ansi-colors --details=tree --reports-dir "$reports" "${SELECTORS[@]}" 2>&1 | tee "$out"
   rc=${PIPESTATUS[0]}
   set -e

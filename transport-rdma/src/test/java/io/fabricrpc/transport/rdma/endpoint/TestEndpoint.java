@@ -1,6 +1,5 @@
 package io.fabricrpc.transport.rdma.endpoint;
 
-import com.ibm.disni.RdmaActiveEndpoint;
 import com.ibm.disni.RdmaActiveEndpointGroup;
 import com.ibm.disni.verbs.IbvMr;
 import com.ibm.disni.verbs.IbvRecvWR;
@@ -17,7 +16,7 @@ import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.TimeUnit;
 
 /** An endpoint of DiSNI's endpoint API with one registered 64 KiB buffer; completions are queued by the CQ thread. */
-final class TestEndpoint extends RdmaActiveEndpoint {
+final class TestEndpoint extends BoundedConnectEndpoint {
     static final int BUFFER_SIZE = 64 * 1024;
     static final long TIMEOUT_MS = 20_000;
 

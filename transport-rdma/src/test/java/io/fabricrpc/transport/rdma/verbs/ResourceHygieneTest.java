@@ -1,0 +1,116 @@
+package io.fabricrpc.transport.rdma.verbs;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+
+import com.ibm.disni.verbs.IbvCQ;
+import com.ibm.disni.verbs.IbvCompChannel;
+import com.ibm.disni.verbs.IbvContext;
+import com.ibm.disni.verbs.IbvMr;
+import com.ibm.disni.verbs.IbvPd;
+import com.ibm.disni.verbs.IbvSendWR;
+import io.fabricrpc.transport.rdma.RdmaTestSupport;
+import java.io.IOException;
+import java.net.InetSocketAddress;
+import java.nio.ByteBuffer;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.Map;
+import java.util.TreeMap;
+import java.util.concurrent.TimeUnit;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+import java.util.stream.Stream;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.condition.EnabledIf;
+
+/**
+ * Opens and closes endpoints, CQs and MRs many times ({@code fabricrpc.rdma.hygiene.iterations}, default 1000) and
+ * checks that the process's file descriptors and the device's resource counts ({@code rdma resource show}) return
+ * to where they started.
+ */
+@EnabledIf("io.fabricrpc.transport.rdma.RdmaTestSupport#rdmaAvailable")
+class ResourceHygieneTest {
+    private static final int ITERATIONS = Integer.getInteger("fabricrpc.rdma.hygiene.iterations", 1000);
+    private static final Pattern COUNT = Pattern.compile("\\b(pd|cq|qp|cm_id|mr|ctx|srq)\\s+(\\d+)");
+
+    static long openFds() throws IOException {
+        try (Stream<Path> fds = Files.list(Path.of("/proc/self/fd"))) {
+            return fds.count();
+        }
+    }
+
+    /** Device-wide counts of verbs objects, e.g. {mr=0, pd=1, ...}; empty when the rdma tool is missing. */
+    static Map<String, Long> deviceResources() throws IOException, InterruptedException {
+        Process p = new ProcessBuilder("rdma", "resource", "show").redirectErrorStream(true).start();
+        String out = new String(p.getInputStream().readAllBytes());
+        if (!p.waitFor(10, TimeUnit.SECONDS) || p.exitValue() != 0) {
+            return Map.of();
+        }
+        Map<String, Long> counts = new TreeMap<>();
+        Matcher m = COUNT.matcher(out);
+        while (m.find()) {
+            counts.merge(m.group(1), Long.parseLong(m.group(2)), Long::sum);
+        }
+        return counts;
+    }
+
+    private static void report(String what, long startNanos) {
+        System.out.printf("hygiene: %d x %s in %d ms%n", ITERATIONS, what,
+                TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - startNanos));
+    }
+
+    @Test
+    void memoryRegionsAndCompletionQueues() throws Exception {
+        try (VerbsPeer anchor = VerbsPeer.listen(RdmaTestSupport.nextAddress(), false)) {
+            IbvContext context = anchor.listenId.getVerbs();
+            IbvPd pd = context.allocPd();
+            ByteBuffer buffer = ByteBuffer.allocateDirect(1 << 20);
+            cycleMrAndCq(pd, context, buffer, 10); // warm up DiSNI's buffer pools
+            long fds = openFds();
+            Map<String, Long> resources = deviceResources();
+            long start = System.nanoTime();
+            cycleMrAndCq(pd, context, buffer, ITERATIONS);
+            report("(reg_mr 1 MiB + dereg_mr, comp channel + CQ create/destroy)", start);
+            assertEquals(fds, openFds(), "file descriptors");
+            assertEquals(resources, deviceResources(), "device resources");
+            pd.deallocPd();
+        }
+    }
+
+    private static void cycleMrAndCq(IbvPd pd, IbvContext context, ByteBuffer buffer, int n) throws IOException {
+        for (int i = 0; i < n; i++) {
+            IbvMr mr = pd.regMr(buffer, VerbsPeer.ACCESS).execute().free().getMr();
+            mr.deregMr().execute().free();
+            IbvCompChannel channel = context.createCompChannel();
+            IbvCQ cq = context.createCQ(channel, 32, 0);
+            cq.destroyCQ();
+            channel.destroyCompChannel();
+        }
+    }
+
+    @Test
+    void connectedEndpoints() throws Exception {
+        cycleEndpoints(5);
+        long fds = openFds();
+        Map<String, Long> resources = deviceResources();
+        long start = System.nanoTime();
+        cycleEndpoints(ITERATIONS);
+        report("(listen + connect + accept + one RDMA WRITE + close, both ends)", start);
+        assertEquals(fds, openFds(), "file descriptors");
+        assertEquals(resources, deviceResources(), "device resources");
+    }
+
+    private static void cycleEndpoints(int n) throws IOException {
+        for (int i = 0; i < n; i++) {
+            InetSocketAddress address = RdmaTestSupport.nextAddress();
+            try (VerbsPeer server = VerbsPeer.listen(address, false);
+                 VerbsPeer client = VerbsPeer.connect(address, false)) {
+                server.acceptNext();
+                client.awaitEstablished();
+                server.awaitEstablished();
+                client.post(IbvSendWR.IBV_WR_RDMA_WRITE, i, 0, 64, server.mr.getAddr(), server.mr.getRkey(), 0);
+                client.awaitSuccess("RDMA_WRITE");
+            }
+        }
+    }
+}

@@ -46,13 +46,17 @@ final class VerbsPeer implements AutoCloseable {
     final ByteBuffer buffer = ByteBuffer.allocateDirect(BUFFER_SIZE);
     IbvMr mr;
     final boolean eventDriven;
+    private final int depth;
+    private final int maxInline;
     private final IbvWC[] wcs = new IbvWC[16];
     private SVCPollCq poll;
     private final ArrayDeque<IbvWC> pending = new ArrayDeque<>();
 
-    private VerbsPeer(boolean eventDriven, boolean listen) throws IOException {
+    private VerbsPeer(boolean eventDriven, boolean listen, int depth, int maxInline) throws IOException {
         DisniNativeLibrary.load();
         this.eventDriven = eventDriven;
+        this.depth = depth;
+        this.maxInline = maxInline;
         this.channel = RdmaEventChannel.createEventChannel();
         RdmaCmId created = channel.createId(RdmaCm.RDMA_PS_TCP);
         if (listen) {
@@ -67,7 +71,12 @@ final class VerbsPeer implements AutoCloseable {
     }
 
     static VerbsPeer listen(InetSocketAddress address, boolean eventDriven) throws IOException {
-        VerbsPeer p = new VerbsPeer(eventDriven, true);
+        return listen(address, eventDriven, 64, 64);
+    }
+
+    /** @param depth send and receive queue depth; @param maxInline largest inline send */
+    static VerbsPeer listen(InetSocketAddress address, boolean eventDriven, int depth, int maxInline) throws IOException {
+        VerbsPeer p = new VerbsPeer(eventDriven, true, depth, maxInline);
         p.listenId.bindAddr(address);
         p.listenId.listen(8);
         return p;
@@ -75,7 +84,11 @@ final class VerbsPeer implements AutoCloseable {
 
     /** Resolves and starts connecting; {@link #awaitEstablished()} completes it once the server accepted. */
     static VerbsPeer connect(InetSocketAddress address, boolean eventDriven) throws IOException {
-        VerbsPeer p = new VerbsPeer(eventDriven, false);
+        return connect(address, eventDriven, 64, 64);
+    }
+
+    static VerbsPeer connect(InetSocketAddress address, boolean eventDriven, int depth, int maxInline) throws IOException {
+        VerbsPeer p = new VerbsPeer(eventDriven, false, depth, maxInline);
         p.id.resolveAddr(null, address, 2000);
         p.awaitEvent(RdmaCmEvent.EventType.RDMA_CM_EVENT_ADDR_RESOLVED);
         p.id.resolveRoute(2000);
@@ -110,16 +123,16 @@ final class VerbsPeer implements AutoCloseable {
         }
         pd = context.allocPd();
         compChannel = context.createCompChannel();
-        cq = context.createCQ(compChannel, 128, 0);
+        cq = context.createCQ(compChannel, 2 * depth, 0);
         if (eventDriven) {
             cq.reqNotification(false).execute().free();
         }
         IbvQPInitAttr attr = new IbvQPInitAttr();
-        attr.cap().setMax_send_wr(64);
-        attr.cap().setMax_recv_wr(64);
+        attr.cap().setMax_send_wr(depth);
+        attr.cap().setMax_recv_wr(depth);
         attr.cap().setMax_send_sge(1);
         attr.cap().setMax_recv_sge(1);
-        attr.cap().setMax_inline_data(64);
+        attr.cap().setMax_inline_data(maxInline);
         attr.setQp_type(IbvQP.IBV_QPT_RC);
         attr.setSend_cq(cq);
         attr.setRecv_cq(cq);

@@ -84,6 +84,10 @@ public final class RawVerbsBenchmark {
             server.acceptNext();
             client.awaitEstablished();
             server.awaitEstablished();
+            // Warm-up so the JIT has compiled the DiSNI call paths before the first measured run.
+            bench.writeRate(client, server, 64);
+            bench.writeLatency(client, server, 64);
+            bench.sendLatency(client, server, 64);
             for (int size : sizes) {
                 double[] pw = new double[2];
                 double[] dw = new double[2];

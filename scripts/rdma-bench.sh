@@ -33,7 +33,7 @@ case "$MODE" in
     mkdir -p "$RESULTS"
     cp="$MOD/target/test-classes:$MOD/target/classes:$(cat "$MOD/target/rdma-test-classpath.txt")"
     exec "$JAVA_HOME/bin/java" --enable-native-access=ALL-UNNAMED --add-exports java.base/sun.nio.ch=ALL-UNNAMED \
-      --sun-misc-unsafe-memory-access=allow -Xmx512m -cp "$cp" \
+      -Xmx512m -cp "$cp" \
       io.fabricrpc.transport.rdma.verbs.RawVerbsBenchmark "$REPORT" "$dev" "$@" ;;
   guest)
     mkdir -p "$RESULTS"

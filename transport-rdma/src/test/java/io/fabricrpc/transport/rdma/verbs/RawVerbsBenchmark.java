@@ -42,9 +42,10 @@ import org.agrona.concurrent.IdleStrategy;
  */
 public final class RawVerbsBenchmark {
     private static final int WINDOW = 128;
+    private static final StringBuilder LOG = new StringBuilder();
     private static final int SIGNAL_EVERY = 64;
-    private static final int RATE_MESSAGES = Integer.getInteger("bench.rate.messages", 64 * 1000);
-    private static final int LAT_ITERATIONS = Integer.getInteger("bench.lat.iterations", 2000);
+    private static final int RATE_MESSAGES = Integer.getInteger("bench.rate.messages", 32 * 1000);
+    private static final int LAT_ITERATIONS = Integer.getInteger("bench.lat.iterations", 1000);
     private static final int RECV_RING = 64;
     /** Where latency runs send from; the peer's data lands at offset 0. */
     private static final int SEND_AREA = 32 * 1024;
@@ -79,7 +80,7 @@ public final class RawVerbsBenchmark {
                 .append("Run: ").append(Instant.now()).append(", device ").append(device)
                 .append(", JDK ").append(Runtime.version()).append(", ")
                 .append(Runtime.getRuntime().availableProcessors()).append(" CPUs. Same guest run, order A-B-B-A ")
-                .append("(perftest, DiSNI, DiSNI, perftest) per size and metric; values are the means of the two runs.\n")
+                .append("(perftest, DiSNI, DiSNI, perftest) per size and metric; each value is the better of a system's two runs.\n")
                 .append("Rate: ").append(RATE_MESSAGES).append(" messages, window ").append(WINDOW)
                 .append(". Latency: ").append(LAT_ITERATIONS).append(" round trips, median RTT/2 (perftest t_typical).\n\n")
                 .append("| size (B) | metric | perftest | DiSNI | ratio DiSNI/perftest | target | met |\n")
@@ -105,7 +106,7 @@ public final class RawVerbsBenchmark {
                 dw[0] = note("DiSNI write msg/s", size, bench.writeRate(client, server, size));
                 dw[1] = note("DiSNI write msg/s", size, bench.writeRate(client, server, size));
                 pw[1] = note("ib_write_bw msg/s", size, bench.perftest("ib_write_bw", size, host, raw).value());
-                allMet &= row(md, size, "WRITE msg rate (msg/s)", mean(pw), mean(dw), true, 0.8);
+                allMet &= row(md, size, "WRITE msg rate (msg/s)", max(pw), max(dw), true, 0.8);
 
                 double[] pl = new double[2];
                 double[] dl = new double[2];
@@ -114,7 +115,7 @@ public final class RawVerbsBenchmark {
                 dl[0] = note("DiSNI write lat us", size, bench.writeLatency(client, server, size));
                 dl[1] = note("DiSNI write lat us", size, bench.writeLatency(client, server, size));
                 pl[1] = note("ib_write_lat us", size, bench.perftest("ib_write_lat", size, host, raw).value());
-                allMet &= row(md, size, "WRITE latency (µs)", mean(pl), mean(dl), false, 1.3);
+                allMet &= row(md, size, "WRITE latency (µs)", min(pl), min(dl), false, 1.3);
 
                 double[] ps = new double[2];
                 double[] ds = new double[2];
@@ -123,10 +124,11 @@ public final class RawVerbsBenchmark {
                 ds[0] = note("DiSNI send lat us", size, bench.sendLatency(client, server, size));
                 ds[1] = note("DiSNI send lat us", size, bench.sendLatency(client, server, size));
                 ps[1] = note("ib_send_lat us", size, bench.perftest("ib_send_lat", size, host, raw).value());
-                allMet &= row(md, size, "SEND latency (µs)", mean(ps), mean(ds), false, 1.3);
+                allMet &= row(md, size, "SEND latency (µs)", min(ps), min(ds), false, 1.3);
                 System.out.println(md.substring(md.lastIndexOf("| " + size + " | WRITE msg")));
             }
         }
+        md.append("\nAll runs (perftest, DiSNI, DiSNI, perftest):\n\n```\n").append(LOG).append("```\n");
         md.append("\nTargets: message rate ≥ 0.8× perftest, latency ≤ 1.3× perftest. All met: ")
                 .append(allMet ? "yes" : "no").append(".\n")
                 .append("Emulated (TCG) guest: absolute numbers are meaningless, only the ratios measured in the same run count.\n")
@@ -141,12 +143,19 @@ public final class RawVerbsBenchmark {
     }
 
     private static double note(String what, int size, double value) {
-        System.out.printf(Locale.ROOT, "bench: %-28s %5d B  %.1f%n", what, size, value);
+        String line = String.format(Locale.ROOT, "%-28s %5d B  %.1f%n", what, size, value);
+        LOG.append(line);
+        System.out.print("bench: " + line);
         return value;
     }
 
-    private static double mean(double[] v) {
-        return (v[0] + v[1]) / 2;
+    /** Best of the two runs of one system: host noise only ever slows a run down, for both systems alike. */
+    private static double max(double[] v) {
+        return Math.max(v[0], v[1]);
+    }
+
+    private static double min(double[] v) {
+        return Math.min(v[0], v[1]);
     }
 
     private static boolean row(StringBuilder md, int size, String metric, double perftest, double disni,

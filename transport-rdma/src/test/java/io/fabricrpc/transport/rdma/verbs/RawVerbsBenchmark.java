@@ -47,6 +47,8 @@ public final class RawVerbsBenchmark {
     private static final int RATE_MESSAGES = Integer.getInteger("bench.rate.messages", 32 * 1000);
     private static final int LAT_ITERATIONS = Integer.getInteger("bench.lat.iterations", 1000);
     private static final int RECV_RING = 64;
+    /** Inline threshold for DiSNI sends; -1 (default) follows what perftest reports it inlines. */
+    private static final int INLINE_OVERRIDE = Integer.getInteger("bench.inline", -1);
     /** Where latency runs send from; the peer's data lands at offset 0. */
     private static final int SEND_AREA = 32 * 1024;
     /** Volatile int access to registered direct memory the device writes into. */
@@ -230,7 +232,8 @@ public final class RawVerbsBenchmark {
     }
 
     private int inlineFlag(int size) {
-        return size <= inlineLimit ? IbvSendWR.IBV_SEND_INLINE : 0;
+        int limit = INLINE_OVERRIDE >= 0 ? INLINE_OVERRIDE : inlineLimit;
+        return size <= limit ? IbvSendWR.IBV_SEND_INLINE : 0;
     }
 
     /** Window of WRITEs, one in {@link #SIGNAL_EVERY} signalled (perftest's cq-mod). @return messages per second */

@@ -1,6 +1,7 @@
 package io.fabricrpc.transport.rdma.verbs;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import com.ibm.disni.verbs.IbvCQ;
 import com.ibm.disni.verbs.IbvCompChannel;
@@ -14,24 +15,22 @@ import java.net.InetSocketAddress;
 import java.nio.ByteBuffer;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.List;
 import java.util.Map;
 import java.util.TreeMap;
 import java.util.concurrent.TimeUnit;
-import java.util.regex.Matcher;
-import java.util.regex.Pattern;
 import java.util.stream.Stream;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.condition.EnabledIf;
 
 /**
  * Opens and closes endpoints, CQs and MRs many times ({@code fabricrpc.rdma.hygiene.iterations}, default 1000) and
- * checks that the process's file descriptors and the device's resource counts ({@code rdma resource show}) return
+ * checks that the process's file descriptors and its verbs objects ({@code rdma resource show}) return
  * to where they started.
  */
 @EnabledIf("io.fabricrpc.transport.rdma.RdmaTestSupport#rdmaAvailable")
 class ResourceHygieneTest {
     private static final int ITERATIONS = Integer.getInteger("fabricrpc.rdma.hygiene.iterations", 1000);
-    private static final Pattern COUNT = Pattern.compile("\\b(pd|cq|qp|cm_id|mr|ctx|srq)\\s+(\\d+)");
 
     static long openFds() throws IOException {
         try (Stream<Path> fds = Files.list(Path.of("/proc/self/fd"))) {
@@ -39,17 +38,20 @@ class ResourceHygieneTest {
         }
     }
 
-    /** Device-wide counts of verbs objects, e.g. {mr=0, pd=1, ...}; empty when the rdma tool is missing. */
+    /**
+     * This process's verbs objects per kind, from {@code rdma resource show <kind>} (rows carry the owner's pid);
+     * empty when the rdma tool is missing.
+     */
     static Map<String, Long> deviceResources() throws IOException, InterruptedException {
-        Process p = new ProcessBuilder("rdma", "resource", "show").redirectErrorStream(true).start();
-        String out = new String(p.getInputStream().readAllBytes());
-        if (!p.waitFor(10, TimeUnit.SECONDS) || p.exitValue() != 0) {
-            return Map.of();
-        }
         Map<String, Long> counts = new TreeMap<>();
-        Matcher m = COUNT.matcher(out);
-        while (m.find()) {
-            counts.merge(m.group(1), Long.parseLong(m.group(2)), Long::sum);
+        String owner = "pid " + ProcessHandle.current().pid() + " ";
+        for (String kind : List.of("pd", "cq", "qp", "mr", "cm_id")) {
+            Process p = new ProcessBuilder("rdma", "resource", "show", kind).redirectErrorStream(true).start();
+            String out = new String(p.getInputStream().readAllBytes());
+            if (!p.waitFor(10, TimeUnit.SECONDS) || p.exitValue() != 0) {
+                return Map.of();
+            }
+            counts.put(kind, out.lines().filter(line -> line.contains(owner)).count());
         }
         return counts;
     }
@@ -68,6 +70,8 @@ class ResourceHygieneTest {
             cycleMrAndCq(pd, context, buffer, 10); // warm up DiSNI's buffer pools
             long fds = openFds();
             Map<String, Long> resources = deviceResources();
+            // The pid filter must see this process's objects, or the comparison below would prove nothing.
+            assertTrue(resources.isEmpty() || resources.get("pd") >= 1, "rdma resource show lists our PD: " + resources);
             long start = System.nanoTime();
             cycleMrAndCq(pd, context, buffer, ITERATIONS);
             report("(reg_mr 1 MiB + dereg_mr, comp channel + CQ create/destroy)", start);

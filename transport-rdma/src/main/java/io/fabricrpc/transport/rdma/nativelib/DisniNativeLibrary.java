@@ -239,15 +239,18 @@ public final class DisniNativeLibrary {
             MethodHandles.Lookup lookup = MethodHandles.privateLookupIn(
                     Class.forName(anchorClass, false, loader), MethodHandles.lookup());
             lookup.defineClass(patched);
-        } catch (LinkageError alreadyDefined) {
+        } catch (LinkageError e) {
+            if (e.getMessage() == null || !e.getMessage().contains("duplicate")) {
+                throw new NativeLibraryException("cannot define the patched " + className + ": " + e, e);
+            }
             // DiSNI touched before load(): acceptable only if its own loadLibrary found a libdisni.
             try {
                 Class.forName(className, true, loader);
-            } catch (LinkageError e) {
+            } catch (LinkageError notLoaded) {
                 throw new NativeLibraryException(className + " was initialised before DisniNativeLibrary.load() and "
-                        + "found no libdisni on java.library.path; call DisniNativeLibrary.load() before using DiSNI", e);
-            } catch (ClassNotFoundException e) {
-                throw new NativeLibraryException("DiSNI class " + className + " is not on the class path", e);
+                        + "found no libdisni on java.library.path; call DisniNativeLibrary.load() before using DiSNI", notLoaded);
+            } catch (ClassNotFoundException missing) {
+                throw new NativeLibraryException("DiSNI class " + className + " is not on the class path", missing);
             }
         } catch (ReflectiveOperationException e) {
             throw new NativeLibraryException("cannot define the patched " + className + ": " + e, e);

@@ -16,9 +16,13 @@ import java.nio.ByteBuffer;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.List;
+import java.util.HashSet;
 import java.util.Map;
+import java.util.Set;
 import java.util.TreeMap;
 import java.util.concurrent.TimeUnit;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
 import java.util.stream.Stream;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.condition.EnabledIf;
@@ -30,6 +34,7 @@ import org.junit.jupiter.api.condition.EnabledIf;
  */
 @EnabledIf("io.fabricrpc.transport.rdma.RdmaTestSupport#rdmaAvailable")
 class ResourceHygieneTest {
+    private static final Pattern OWNER = Pattern.compile("\\bpid (\\d+) ");
     private static final int ITERATIONS = Integer.getInteger("fabricrpc.rdma.hygiene.iterations", 1000);
 
     static long openFds() throws IOException {
@@ -39,19 +44,26 @@ class ResourceHygieneTest {
     }
 
     /**
-     * This process's verbs objects per kind, from {@code rdma resource show <kind>} (rows carry the owner's pid);
-     * empty when the rdma tool is missing.
+     * This process's verbs objects per kind, from {@code rdma resource show <kind>}; empty when the rdma tool is
+     * missing. Rows carry the id of the creating thread, so they are matched against all of our thread ids.
      */
     static Map<String, Long> deviceResources() throws IOException, InterruptedException {
+        Set<String> ours = new HashSet<>();
+        try (Stream<Path> tasks = Files.list(Path.of("/proc/self/task"))) {
+            tasks.forEach(t -> ours.add(t.getFileName().toString()));
+        }
+        ours.add(Long.toString(ProcessHandle.current().pid()));
         Map<String, Long> counts = new TreeMap<>();
-        String owner = "pid " + ProcessHandle.current().pid() + " ";
         for (String kind : List.of("pd", "cq", "qp", "mr", "cm_id")) {
             Process p = new ProcessBuilder("rdma", "resource", "show", kind).redirectErrorStream(true).start();
             String out = new String(p.getInputStream().readAllBytes());
             if (!p.waitFor(10, TimeUnit.SECONDS) || p.exitValue() != 0) {
                 return Map.of();
             }
-            counts.put(kind, out.lines().filter(line -> line.contains(owner)).count());
+            counts.put(kind, out.lines().filter(line -> {
+                Matcher m = OWNER.matcher(line);
+                return m.find() && ours.contains(m.group(1));
+            }).count());
         }
         return counts;
     }

@@ -17,7 +17,7 @@ fi
 step "Maven build and tests (JDK: $JAVA_HOME)"
 mvn -B -ntp install || status=1
 # Totals over every module's Surefire reports, as one plain line.
-python3 - <<'PY' || true
+python3 - <<'PY' | tee target-test-summary.txt || true
 import glob, re
 t = f = s = 0
 for report in glob.glob("*/target/surefire-reports/TEST-*.xml"):
@@ -38,9 +38,14 @@ fi
 
 if [ -x scripts/rdma-tests.sh ] && [ $status -eq 0 ]; then
   step "RDMA suite on real verbs"
-  scripts/rdma-tests.sh || status=1
+  scripts/rdma-tests.sh | tee -a target-test-summary.txt || status=1
 fi
 
 echo
 if [ $status -eq 0 ]; then echo "ALL TESTS PASSED"; else echo "TESTS FAILED"; fi
+# The closing line: totals over the host suite and the RDMA suite (a failed step with no count adds one failure).
+awk -v failed_step=$status '/^(host: )?[0-9]+ passed, [0-9]+ failed/ {
+       for (i = 1; i < NF; i++) { if ($(i+1) ~ /^passed/) p += $i; if ($(i+1) ~ /^failed/) f += $i } }
+     END { if (failed_step && f == 0) f = 1; printf "total: %d passed, %d failed\n", p, f }' target-test-summary.txt
+rm -f target-test-summary.txt
 exit $status

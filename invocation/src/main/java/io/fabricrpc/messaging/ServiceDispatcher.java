@@ -3,6 +3,7 @@ package io.fabricrpc.messaging;
 import io.fabricrpc.transport.Link;
 import io.fabricrpc.transport.MessageHandler;
 import io.fabricrpc.transport.Transport;
+import org.agrona.collections.Int2ObjectHashMap;
 import org.agrona.concurrent.BackoffIdleStrategy;
 import org.agrona.concurrent.IdleStrategy;
 
@@ -23,7 +24,8 @@ import java.util.function.Consumer;
  */
 public final class ServiceDispatcher implements AutoCloseable {
     private final Transport transport;
-    private final ConcurrentHashMap<Integer, MessageHandler> handlers = new ConcurrentHashMap<>();
+    /** Copy-on-write (registration is rare); an int-keyed map, so dispatching boxes nothing. */
+    private volatile Int2ObjectHashMap<MessageHandler> handlers = new Int2ObjectHashMap<>();
     private final ConcurrentHashMap<Long, CompletableFuture<byte[]>> pending = new ConcurrentHashMap<>();
     private final AtomicLong requestIds = new AtomicLong();
     private final MessageHandler dispatch = this::dispatch;
@@ -36,10 +38,13 @@ public final class ServiceDispatcher implements AutoCloseable {
         this.transport = transport;
     }
 
-    public void register(int type, MessageHandler handler) {
-        if (handlers.putIfAbsent(type, handler) != null) {
+    public synchronized void register(int type, MessageHandler handler) {
+        if (handlers.containsKey(type)) {
             throw new IllegalStateException("message type 0x" + Integer.toHexString(type) + " already has a handler");
         }
+        Int2ObjectHashMap<MessageHandler> copy = new Int2ObjectHashMap<>(handlers);
+        copy.put(type, handler);
+        handlers = copy; // volatile: the service thread sees the complete map
     }
 
     public void onError(Consumer<RuntimeException> listener) {

@@ -59,6 +59,8 @@ public final class ShmTransport implements Transport {
     private volatile boolean closed;
 
     private MessageHandler currentHandler;
+    /** The poller's last sender, so a stream of messages from one peer needs no map lookup (poller thread only). */
+    private ShmLink lastSender;
     private final org.agrona.concurrent.MessageHandler ringReader = this::deliver;
 
     ShmTransport(Path baseDirectory, int ringCapacity, long heartbeatMillis, long peerTimeoutMillis) {
@@ -224,7 +226,12 @@ public final class ShmTransport implements Transport {
         long sender = buffer.getLong(index, java.nio.ByteOrder.LITTLE_ENDIAN);
         MemorySegment payload = endpointFile.asSlice(EndpointSegmentDescriptor.RING_OFFSET + index
                 + EndpointSegmentDescriptor.SENDER_ID_LENGTH, length - EndpointSegmentDescriptor.SENDER_ID_LENGTH);
-        currentHandler.onMessage(link(sender), type, payload);
+        ShmLink from = lastSender;
+        if (from == null || from.peerId() != sender) {
+            from = link(sender);
+            lastSender = from;
+        }
+        currentHandler.onMessage(from, type, payload);
     }
 
     int ringCapacity() {

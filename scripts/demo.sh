@@ -10,7 +10,7 @@ source scripts/lib/env.sh
 jar=benchmarks/target/benchmarks.jar
 if [ ! -f "$jar" ] || [ -n "$(find invocation transport-shm benchmarks pom.xml -newer "$jar" \( -name '*.java' -o -name 'pom.xml' \) 2>/dev/null | head -1)" ]; then
   echo "building (first run or sources changed)..." >&2
-  mvn -B -q -ntp -pl benchmarks -am package -DskipTests
+  mvn -B -q -ntp -Dstyle.color=never -pl benchmarks -am package -DskipTests
 fi
 main=io.fabricrpc.demo.HistogramDemo
 if [ "${1:-}" = "mailbox" ]; then

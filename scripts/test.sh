@@ -15,7 +15,7 @@ if [ -x scripts/install-rdma-build-deps.sh ]; then
 fi
 
 step "Maven build and tests (JDK: $JAVA_HOME)"
-mvn -B -ntp install || status=1
+mvn -B -ntp -Dstyle.color=never install || status=1
 # Totals over every module's Surefire reports, as one plain line.
 python3 - <<'PY' | tee target-test-summary.txt || true
 import glob, re

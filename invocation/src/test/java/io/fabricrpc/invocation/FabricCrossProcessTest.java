@@ -26,7 +26,7 @@ public abstract class FabricCrossProcessTest {
 
     @Test
     void callsBetweenThreeProcessesAreExactlyOnceAndInOrder() {
-        long perPair = Long.getLong("fabricrpc.fabric.crossprocess.perPair", 50_000L);
+        long perPair = Long.getLong("fabricrpc.fabric.crossprocess.perPair", 280_000L); // 36 pairs: 10^7 calls
         try (LocalLauncher job = launch(3, 2, "stress", Long.toString(perPair))) {
             for (int rank = 0; rank < 3; rank++) {
                 String line = job.process(rank).awaitLine(l -> l.startsWith("STRESS_"), Duration.ofSeconds(240));

@@ -47,12 +47,20 @@ final class CallReceiver implements RecordHandler {
         this.results = new ResultCodec(runtime.registry());
     }
 
+    private long lastSender = -1;
+    private CallDecoder lastDecoder;
+
     private CallDecoder decoder(long sender) {
+        if (sender == lastSender) {
+            return lastDecoder; // records arrive in runs per sender: skip the map
+        }
         CallDecoder decoder = decoders.get(sender);
         if (decoder == null) {
             decoder = new CallDecoder(runtime.registry(), ThreadId.fromLong(sender) + " -> " + self, context);
             decoders.put(sender, decoder);
         }
+        lastSender = sender;
+        lastDecoder = decoder;
         return decoder;
     }
 

@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Runs the Table 2 benchmark (io.fabricrpc.benchmarks.table2.Table2Benchmark) and writes
 # benchmarks/results/table2-shm.md and table2-shm.png. Arguments go to the benchmark (try --help); e.g.
-#   benchmarks/run-table2-bench.sh --rounds 7 --seconds 1 --note "machine shared with builds"
-# The default run (7 rounds x 3 columns x 3 sizes x 1 s, plus warm-up) takes about 1.5 minutes.
+#   benchmarks/run-table2-bench.sh --rounds 7 --seconds 1 --columns write,raw --note "machine shared with builds"
+# The default run (5 rounds x 3 columns x 3 sizes x 1 s, plus warm-up and drains) takes 1.5 to 2.5 minutes.
 # Needs JDK 25+: $JAVA_HOME if it is 25 or newer, else /usr/lib/jvm/temurin-25-jdk-amd64.
 # Rebuilds benchmarks/target/benchmarks.jar with Maven when it is missing or older than the sources.
 set -euo pipefail

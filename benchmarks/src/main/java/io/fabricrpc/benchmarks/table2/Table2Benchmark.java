@@ -33,10 +33,12 @@ import java.util.concurrent.Callable;
 @Command(name = "table2", mixinStandardHelpOptions = true, sortOptions = false,
         description = "Seriema Table 2 on shared memory: call throughput per column and payload size.")
 public final class Table2Benchmark implements Callable<Integer> {
-    @Option(names = "--rounds", defaultValue = "7", description = "Measured rounds (default ${DEFAULT-VALUE}).")
+    @Option(names = "--rounds", defaultValue = "5", description = "Measured rounds (default ${DEFAULT-VALUE}).")
     int rounds;
     @Option(names = "--seconds", defaultValue = "1", description = "Seconds of sending per column, size and round (default ${DEFAULT-VALUE}).")
     double seconds;
+    @Option(names = "--slice", defaultValue = "0.1", description = "Each column's seconds are cut into slices of this length, the columns alternating slice by slice (rotating which goes first), so that bursts of load from other processes fall on every column alike (default ${DEFAULT-VALUE}).")
+    double slice;
     @Option(names = "--warmup", defaultValue = "1", description = "Warm-up seconds per column and size, before the rounds (default ${DEFAULT-VALUE}).")
     double warmup;
     @Option(names = "--sizes", defaultValue = "8,64,256", split = ",", description = "Payload sizes, each 8, 64 or 256 (default ${DEFAULT-VALUE}).")
@@ -140,7 +142,7 @@ public final class Table2Benchmark implements Callable<Integer> {
         List<String> args = List.of("--columns", String.join(",", columns),
                 "--sizes", String.join(",", sizes.stream().map(String::valueOf).toList()),
                 "--rounds", Integer.toString(rounds), "--seconds", Double.toString(seconds),
-                "--warmup", Double.toString(warmup), "--file", file.toString(),
+                "--slice", Double.toString(slice), "--warmup", Double.toString(warmup), "--file", file.toString(),
                 "--ring-capacity", Integer.toString(capacity), "--chunk-size", Integer.toString(chunkSize),
                 "--c", Integer.toString(c), "--cmax", Integer.toString(cMax),
                 "--sender-cpu", Integer.toString(senderCpu), "--receiver-cpu", Integer.toString(receiverCpu),
@@ -178,6 +180,9 @@ public final class Table2Benchmark implements Callable<Integer> {
         }
         if (!(seconds > 0 && seconds <= 30)) {
             problems.add("--seconds must be in (0, 30], got " + seconds);
+        }
+        if (!(slice > 0 && slice <= seconds)) {
+            problems.add("--slice must be in (0, --seconds], got " + slice);
         }
         if (!(warmup >= 0 && warmup <= 60)) {
             problems.add("--warmup must be in [0, 60], got " + warmup);
@@ -222,15 +227,16 @@ public final class Table2Benchmark implements Callable<Integer> {
     }
 
     private String parameters(int capacity) {
-        return String.format(Locale.ROOT, "%d rounds x %s s of sending per column and size (then the drain), warm-up %s s"
-                        + " per column and size; columns %s, interleaved in every round with a rotating first column;"
+        return String.format(Locale.ROOT, "%d rounds x %s s of sending per column and size, in slices of %s s (each slice"
+                        + " timed until the receiver has run every call), warm-up %s s per column and size; columns %s,"
+                        + " alternating slice by slice with a rotating first column;"
                         + " payload sizes %s B = lambdas capturing 8, 64 or 256 bytes of longs (1, 8 or 32 `long`"
                         + " captures; the body adds them and counts the call); `raw` carries the same longs in an Agrona"
                         + " `OneToOneRingBuffer` of %d KiB (written in place with tryClaim/commit, read %d messages per"
                         + " poll, the receiver sums each message's longs); messengers: chunkSize %d, c %d, cMax %d, policy"
                         + " RETRY; 2 processes x 1 worker thread over the shared-memory transport; %s; waiting sides use"
                         + " Agrona BackoffIdleStrategy(64, 16, 1 us, 100 us) (the messengers' own)",
-                rounds, trim(seconds), trim(warmup), columns, sizes, capacity / 1024, RawRingColumn.READ_LIMIT, chunkSize,
+                rounds, trim(seconds), trim(slice), trim(warmup), columns, sizes, capacity / 1024, RawRingColumn.READ_LIMIT, chunkSize,
                 c, cMax, senderCpu < 0 ? "threads not pinned"
                         : "sender thread pinned to CPU " + senderCpu + ", receiver thread to CPU " + receiverCpu);
     }

@@ -45,6 +45,8 @@ public final class Table2Rank implements Callable<Integer> {
     int rounds;
     @Option(names = "--seconds", required = true)
     double seconds;
+    @Option(names = "--slice", required = true)
+    double slice;
     @Option(names = "--warmup", required = true)
     double warmup;
     @Option(names = "--file", required = true)
@@ -160,13 +162,24 @@ public final class Table2Rank implements Callable<Integer> {
                     }
                 }
             }
-            long roundNanos = (long) (seconds * 1e9);
+            long sliceNanos = (long) (slice * 1e9);
+            int slices = Math.max(1, (int) Math.round(seconds / slice));
             for (int round = 0; round < rounds; round++) {
                 for (int size : sizes) {
+                    long[][] total = new long[built.size()][4];
+                    for (int s = 0; s < slices; s++) {
+                        for (int position = 0; position < built.size(); position++) {
+                            int col = (position + round + s) % built.size(); // every column leads in turn
+                            long[] m = measure(col, size, sliceNanos);
+                            for (int k = 0; k < 4; k++) {
+                                total[col][k] += m[k];
+                            }
+                        }
+                    }
                     StringBuilder progress = new StringBuilder();
                     for (int position = 0; position < built.size(); position++) {
-                        int col = (position + round) % built.size(); // every column leads in turn
-                        long[] m = measure(col, size, roundNanos);
+                        int col = (position + round) % built.size();
+                        long[] m = total[col];
                         System.out.printf(Locale.ROOT, "%s %d %s %d %d %d %d %d %d%n", RESULT, round,
                                 built.get(col).name(), size, position, m[0], m[1], m[2], m[3]);
                         progress.append(String.format(Locale.ROOT, " %s %,.0f/s", built.get(col).name(), m[0] * 1e9 / m[1]));

@@ -125,7 +125,7 @@ public record Table2Report(Report.Machine machine, double loadBefore, double loa
         }
         md.append('\n');
         md.append("## Rounds\n\n");
-        md.append("calls/s of each column per round (the order column gives who ran first).\n\n");
+        md.append("calls/s of each column per round (all its slices together; the order is that of the round's first slice, later slices rotate it).\n\n");
         md.append("| size (B) | round | order |");
         columns.forEach(c -> md.append(' ').append(c).append(" |"));
         ratiosShown().forEach(r -> md.append(' ').append(r.label()).append(" |"));

@@ -23,7 +23,7 @@ class Table2BenchmarkSmokeTest {
     void oneShortRoundPerColumnAndSizeProducesAReportAndAChart(@TempDir Path dir) throws Exception {
         Path output = dir.resolve("table2-smoke.md");
         Table2Benchmark benchmark = new Table2Benchmark();
-        int exit = Table2Benchmark.commandLine(benchmark).execute("--rounds", "1", "--seconds", "0.05",
+        int exit = Table2Benchmark.commandLine(benchmark).execute("--rounds", "1", "--seconds", "0.05", "--slice", "0.05",
                 "--warmup", "0", "--pin", "none", "--chunk-size", "4096", "--cmax", "4", "--timeout-ms", "20000",
                 "--output", output.toString(), "--note", "smoke test", "--quiet");
         assertEquals(0, exit, "exit code");

@@ -15,7 +15,8 @@ import org.agrona.concurrent.ringbuffer.RingBufferDescriptor;
  *   | column (4)        |                   |                   |                   |
  *   | payload bytes (4) |                   |                   |                   |
  *   +-------------------+-------------------+-------------------+-------------------+
- *   256: result line: receiver allocated bytes (8) | receiver sum (8) | receiver count (8)
+ *   256: result line: receiver allocated bytes (8) | receiver sum (8) | receiver count (8) |
+ *        bytes the receiver's other threads allocated (8)
  *   +-------------------------------------------------------------------------------+
  *   CONTROL_LENGTH (4096): raw column's OneToOneRingBuffer: capacity + RingBufferDescriptor.TRAILER_LENGTH
  *   +-------------------------------------------------------------------------------+
@@ -43,6 +44,7 @@ public final class Table2FileDescriptor {
     public static final int RESULT_ALLOCATED_OFFSET = 256;
     public static final int RESULT_SUM_OFFSET = 264;
     public static final int RESULT_COUNT_OFFSET = 272;
+    public static final int RESULT_OTHERS_ALLOCATED_OFFSET = 280;
     /** Bytes before the ring; a page, so the ring starts page-aligned. */
     public static final int CONTROL_LENGTH = 4096;
     public static final int RING_OFFSET = CONTROL_LENGTH;

@@ -139,6 +139,7 @@ public final class Table2Rank implements Callable<Integer> {
     private final class Sender {
         private final UnsafeBuffer control;
         private final List<Column> built;
+        private final ProcessAllocation others = new ProcessAllocation();
         private long sequence;
         private long nextCall;
 
@@ -166,12 +167,12 @@ public final class Table2Rank implements Callable<Integer> {
             int slices = Math.max(1, (int) Math.round(seconds / slice));
             for (int round = 0; round < rounds; round++) {
                 for (int size : sizes) {
-                    long[][] total = new long[built.size()][4];
+                    long[][] total = new long[built.size()][6];
                     for (int s = 0; s < slices; s++) {
                         for (int position = 0; position < built.size(); position++) {
                             int col = (position + round + s) % built.size(); // every column leads in turn
                             long[] m = measure(col, size, sliceNanos);
-                            for (int k = 0; k < 4; k++) {
+                            for (int k = 0; k < m.length; k++) {
                                 total[col][k] += m[k];
                             }
                         }
@@ -180,8 +181,8 @@ public final class Table2Rank implements Callable<Integer> {
                     for (int position = 0; position < built.size(); position++) {
                         int col = (position + round) % built.size();
                         long[] m = total[col];
-                        System.out.printf(Locale.ROOT, "%s %d %s %d %d %d %d %d %d%n", RESULT, round,
-                                built.get(col).name(), size, position, m[0], m[1], m[2], m[3]);
+                        System.out.printf(Locale.ROOT, "%s %d %s %d %d %d %d %d %d %d %d%n", RESULT, round,
+                                built.get(col).name(), size, position, m[0], m[1], m[2], m[3], m[4], m[5]);
                         progress.append(String.format(Locale.ROOT, " %s %,.0f/s", built.get(col).name(), m[0] * 1e9 / m[1]));
                     }
                     System.out.printf(Locale.ROOT, "round %d, %d B:%s%n", round, size, progress);
@@ -190,11 +191,15 @@ public final class Table2Rank implements Callable<Integer> {
             command(COLUMN_STOP, 0);
         }
 
-        /** One measurement: {calls, nanos, sender bytes allocated, receiver bytes allocated}. */
+        /**
+         * One measurement: {calls, nanos, bytes allocated by the sender thread, by the receiver thread, by the other
+         * threads of the sender's process, by the other threads of the receiver's process}.
+         */
         long[] measure(int col, int size, long durationNanos) {
             Column column = built.get(col);
             command(col, size);
             long first = nextCall;
+            others.start();
             long allocatedBefore = THREADS.getCurrentThreadAllocatedBytes();
             long start = System.nanoTime();
             long calls = column.sendUntil(size, first, start + durationNanos);
@@ -202,11 +207,13 @@ public final class Table2Rank implements Callable<Integer> {
             awaitReceived(column, size, calls);
             long elapsed = System.nanoTime() - start;
             long senderBytes = THREADS.getCurrentThreadAllocatedBytes() - allocatedBefore;
+            long senderOthers = others.stop();
             command(COLUMN_PAUSE, 0);
             // The receiver wrote its result line before its ack (release), which command() loaded with acquire.
             long receiverBytes = control.getLong(RESULT_ALLOCATED_OFFSET);
             long sum = control.getLong(RESULT_SUM_OFFSET);
             long count = control.getLong(RESULT_COUNT_OFFSET);
+            long receiverOthers = control.getLong(RESULT_OTHERS_ALLOCATED_OFFSET);
             long expected = Payloads.expectedSum(size, first, calls);
             if (count != calls || sum != expected) {
                 throw new IllegalStateException(column.name() + ", " + size + " B: receiver ran " + count + " calls with sum "
@@ -214,7 +221,7 @@ public final class Table2Rank implements Callable<Integer> {
                         + ") with sum " + expected);
             }
             nextCall += calls;
-            return new long[] {calls, elapsed, senderBytes, receiverBytes};
+            return new long[] {calls, elapsed, senderBytes, receiverBytes, senderOthers, receiverOthers};
         }
 
         /** Issues a command and waits for the receiver's ack. */
@@ -278,6 +285,7 @@ public final class Table2Rank implements Callable<Integer> {
         private final UnsafeBuffer control;
         private final List<Column> built;
         private final IdleStrategy idle = RawRingColumn.newIdleStrategy();
+        private final ProcessAllocation others = new ProcessAllocation();
 
         Receiver(UnsafeBuffer control, List<Column> built) {
             this.control = control;
@@ -320,6 +328,7 @@ public final class Table2Rank implements Callable<Integer> {
         private long receive(Column column, long sequence, int size) {
             Payloads.Sink.reset();
             control.putLongRelease(RECEIVED_OFFSET, 0);
+            others.start();
             long allocatedBefore = THREADS.getCurrentThreadAllocatedBytes();
             control.putLongRelease(ACK_SEQUENCE_OFFSET, sequence); // release: the counters are reset
             long limit = (long) (Math.max(seconds, warmup) * 1e9) + 2 * timeoutNanos();
@@ -343,6 +352,7 @@ public final class Table2Rank implements Callable<Integer> {
                 idle.idle();
             }
             long allocated = THREADS.getCurrentThreadAllocatedBytes() - allocatedBefore;
+            long othersAllocated = others.stop();
             if (control.getInt(COMMAND_COLUMN_OFFSET) != COLUMN_PAUSE) {
                 throw new IllegalStateException("measurement of " + column.name() + " ended by command " + next
                         + " (column " + control.getInt(COMMAND_COLUMN_OFFSET) + "), expected a pause");
@@ -350,6 +360,7 @@ public final class Table2Rank implements Callable<Integer> {
             control.putLong(RESULT_ALLOCATED_OFFSET, allocated);
             control.putLong(RESULT_SUM_OFFSET, Payloads.Sink.sum);
             control.putLong(RESULT_COUNT_OFFSET, Payloads.Sink.count);
+            control.putLong(RESULT_OTHERS_ALLOCATED_OFFSET, othersAllocated);
             control.putLongRelease(ACK_SEQUENCE_OFFSET, next); // release: the result line is written
             return next;
         }

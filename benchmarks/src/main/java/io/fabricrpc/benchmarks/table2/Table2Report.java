@@ -75,10 +75,14 @@ public record Table2Report(Report.Machine machine, double loadBefore, double loa
 
     /** Bytes allocated per call over all rounds of one column and size, by the sender or the receiver thread. */
     public double bytesPerCall(String column, int size, boolean sender) {
+        return bytesPerCall(column, size, sender ? Table2Result::senderBytes : Table2Result::receiverBytes);
+    }
+
+    double bytesPerCall(String column, int size, java.util.function.ToLongFunction<Table2Result> bytes) {
         List<Table2Result> rounds = rounds(column, size);
         long calls = rounds.stream().mapToLong(Table2Result::calls).sum();
-        long bytes = rounds.stream().mapToLong(sender ? Table2Result::senderBytes : Table2Result::receiverBytes).sum();
-        return calls == 0 ? Double.NaN : (double) bytes / calls;
+        long total = rounds.stream().mapToLong(bytes).sum();
+        return calls == 0 ? Double.NaN : (double) total / calls;
     }
 
     public String markdown() {
@@ -109,9 +113,12 @@ public record Table2Report(Report.Machine machine, double loadBefore, double loa
         md.append("Bytes the sending thread and the receiving thread allocated during the measured rounds, divided by"
                 + " the calls (`ThreadMXBean#getThreadAllocatedBytes`). The caller allocates the lambda object of"
                 + " each call itself (its size, measured on the sender, is the `lambda` column); `beyond lambda` is"
-                + " what the column allocates on top of it.\n\n");
-        md.append("| size (B) | column | sender B/call | lambda B | sender beyond lambda | receiver B/call |\n");
-        md.append("|---:|---|---:|---:|---:|---:|\n");
+                + " what the column allocates on top of it. `other threads` are the remaining threads of each process"
+                + " (service thread, flusher, liveness and control-plane threads), whose background work is counted"
+                + " too.\n\n");
+        md.append("| size (B) | column | sender B/call | lambda B | sender beyond lambda | receiver B/call |"
+                + " sender's other threads B/call | receiver's other threads B/call |\n");
+        md.append("|---:|---|---:|---:|---:|---:|---:|---:|\n");
         for (int size : sizes) {
             double lambda = lambdaBytes.getOrDefault(size, Double.NaN);
             for (String column : columns) {
@@ -120,7 +127,9 @@ public record Table2Report(Report.Machine machine, double loadBefore, double loa
                 md.append("| ").append(size).append(" | ").append(column).append(" | ").append(bytes(sender))
                         .append(" | ").append(calls ? bytes(lambda) : "-").append(" | ")
                         .append(calls ? bytes(sender - lambda) : "-").append(" | ")
-                        .append(bytes(bytesPerCall(column, size, false))).append(" |\n");
+                        .append(bytes(bytesPerCall(column, size, false))).append(" | ")
+                        .append(bytes(bytesPerCall(column, size, Table2Result::senderOtherBytes))).append(" | ")
+                        .append(bytes(bytesPerCall(column, size, Table2Result::receiverOtherBytes))).append(" |\n");
             }
         }
         md.append('\n');

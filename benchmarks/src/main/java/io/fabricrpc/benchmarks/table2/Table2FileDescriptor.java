@@ -16,7 +16,7 @@ import org.agrona.concurrent.ringbuffer.RingBufferDescriptor;
  *   | payload bytes (4) |                   |                   |                   |
  *   +-------------------+-------------------+-------------------+-------------------+
  *   256: result line: receiver allocated bytes (8) | receiver sum (8) | receiver count (8) |
- *        bytes the receiver's other threads allocated (8)
+ *        bytes the receiver's other threads allocated (8) | receiver thread CPU nanoseconds (8)
  *   +-------------------------------------------------------------------------------+
  *   CONTROL_LENGTH (4096): raw column's OneToOneRingBuffer: capacity + RingBufferDescriptor.TRAILER_LENGTH
  *   +-------------------------------------------------------------------------------+
@@ -45,6 +45,7 @@ public final class Table2FileDescriptor {
     public static final int RESULT_SUM_OFFSET = 264;
     public static final int RESULT_COUNT_OFFSET = 272;
     public static final int RESULT_OTHERS_ALLOCATED_OFFSET = 280;
+    public static final int RESULT_CPU_NANOS_OFFSET = 288;
     /** Bytes before the ring; a page, so the ring starts page-aligned. */
     public static final int CONTROL_LENGTH = 4096;
     public static final int RING_OFFSET = CONTROL_LENGTH;

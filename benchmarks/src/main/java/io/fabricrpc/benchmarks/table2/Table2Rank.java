@@ -167,7 +167,7 @@ public final class Table2Rank implements Callable<Integer> {
             int slices = Math.max(1, (int) Math.round(seconds / slice));
             for (int round = 0; round < rounds; round++) {
                 for (int size : sizes) {
-                    long[][] total = new long[built.size()][6];
+                    long[][] total = new long[built.size()][8];
                     for (int s = 0; s < slices; s++) {
                         for (int position = 0; position < built.size(); position++) {
                             int col = (position + round + s) % built.size(); // every column leads in turn
@@ -181,8 +181,8 @@ public final class Table2Rank implements Callable<Integer> {
                     for (int position = 0; position < built.size(); position++) {
                         int col = (position + round) % built.size();
                         long[] m = total[col];
-                        System.out.printf(Locale.ROOT, "%s %d %s %d %d %d %d %d %d %d %d%n", RESULT, round,
-                                built.get(col).name(), size, position, m[0], m[1], m[2], m[3], m[4], m[5]);
+                        System.out.printf(Locale.ROOT, "%s %d %s %d %d %d %d %d %d %d %d %d %d%n", RESULT, round,
+                                built.get(col).name(), size, position, m[0], m[1], m[2], m[3], m[4], m[5], m[6], m[7]);
                         progress.append(String.format(Locale.ROOT, " %s %,.0f/s", built.get(col).name(), m[0] * 1e9 / m[1]));
                     }
                     System.out.printf(Locale.ROOT, "round %d, %d B:%s%n", round, size, progress);
@@ -193,7 +193,8 @@ public final class Table2Rank implements Callable<Integer> {
 
         /**
          * One measurement: {calls, nanos, bytes allocated by the sender thread, by the receiver thread, by the other
-         * threads of the sender's process, by the other threads of the receiver's process}.
+         * threads of the sender's process, by the other threads of the receiver's process, CPU nanoseconds of the
+         * sender thread, of the receiver thread}.
          */
         long[] measure(int col, int size, long durationNanos) {
             Column column = built.get(col);
@@ -201,11 +202,13 @@ public final class Table2Rank implements Callable<Integer> {
             long first = nextCall;
             others.start();
             long allocatedBefore = THREADS.getCurrentThreadAllocatedBytes();
+            long cpuBefore = THREADS.getCurrentThreadCpuTime();
             long start = System.nanoTime();
             long calls = column.sendUntil(size, first, start + durationNanos);
             column.flush();
             awaitReceived(column, size, calls);
             long elapsed = System.nanoTime() - start;
+            long senderCpu = THREADS.getCurrentThreadCpuTime() - cpuBefore;
             long senderBytes = THREADS.getCurrentThreadAllocatedBytes() - allocatedBefore;
             long senderOthers = others.stop();
             command(COLUMN_PAUSE, 0);
@@ -214,6 +217,7 @@ public final class Table2Rank implements Callable<Integer> {
             long sum = control.getLong(RESULT_SUM_OFFSET);
             long count = control.getLong(RESULT_COUNT_OFFSET);
             long receiverOthers = control.getLong(RESULT_OTHERS_ALLOCATED_OFFSET);
+            long receiverCpu = control.getLong(RESULT_CPU_NANOS_OFFSET);
             long expected = Payloads.expectedSum(size, first, calls);
             if (count != calls || sum != expected) {
                 throw new IllegalStateException(column.name() + ", " + size + " B: receiver ran " + count + " calls with sum "
@@ -221,7 +225,8 @@ public final class Table2Rank implements Callable<Integer> {
                         + ") with sum " + expected);
             }
             nextCall += calls;
-            return new long[] {calls, elapsed, senderBytes, receiverBytes, senderOthers, receiverOthers};
+            return new long[] {calls, elapsed, senderBytes, receiverBytes, senderOthers, receiverOthers, senderCpu,
+                    receiverCpu};
         }
 
         /** Issues a command and waits for the receiver's ack. */
@@ -330,6 +335,7 @@ public final class Table2Rank implements Callable<Integer> {
             control.putLongRelease(RECEIVED_OFFSET, 0);
             others.start();
             long allocatedBefore = THREADS.getCurrentThreadAllocatedBytes();
+            long cpuBefore = THREADS.getCurrentThreadCpuTime();
             control.putLongRelease(ACK_SEQUENCE_OFFSET, sequence); // release: the counters are reset
             long limit = (long) (Math.max(seconds, warmup) * 1e9) + 2 * timeoutNanos();
             long start = System.nanoTime();
@@ -351,6 +357,7 @@ public final class Table2Rank implements Callable<Integer> {
                 }
                 idle.idle();
             }
+            long cpu = THREADS.getCurrentThreadCpuTime() - cpuBefore;
             long allocated = THREADS.getCurrentThreadAllocatedBytes() - allocatedBefore;
             long othersAllocated = others.stop();
             if (control.getInt(COMMAND_COLUMN_OFFSET) != COLUMN_PAUSE) {
@@ -361,6 +368,7 @@ public final class Table2Rank implements Callable<Integer> {
             control.putLong(RESULT_SUM_OFFSET, Payloads.Sink.sum);
             control.putLong(RESULT_COUNT_OFFSET, Payloads.Sink.count);
             control.putLong(RESULT_OTHERS_ALLOCATED_OFFSET, othersAllocated);
+            control.putLong(RESULT_CPU_NANOS_OFFSET, cpu);
             control.putLongRelease(ACK_SEQUENCE_OFFSET, next); // release: the result line is written
             return next;
         }

@@ -133,6 +133,26 @@ public record Table2Report(Report.Machine machine, double loadBefore, double loa
             }
         }
         md.append('\n');
+        md.append("## CPU time per call\n\n");
+        md.append("CPU nanoseconds the sending and the receiving thread used per call over all rounds"
+                + " (`ThreadMXBean#getCurrentThreadCpuTime`), next to the wall-clock nanoseconds per call (1 / calls/s)."
+                + " A side whose CPU time is close to the wall-clock time was busy throughout: it sets the pace. The"
+                + " receiver's time includes polling while it waits (busy spin, then yields, then parks). On a loaded"
+                + " machine both fall short of wall-clock time when the thread waits for a CPU.\n\n");
+        md.append("| size (B) | column | wall ns/call | sender CPU ns/call | receiver CPU ns/call |\n");
+        md.append("|---:|---|---:|---:|---:|\n");
+        for (int size : sizes) {
+            for (String column : columns) {
+                List<Table2Result> rounds = rounds(column, size);
+                long calls = rounds.stream().mapToLong(Table2Result::calls).sum();
+                double wall = (double) rounds.stream().mapToLong(Table2Result::nanos).sum() / calls;
+                double sender = (double) rounds.stream().mapToLong(Table2Result::senderCpuNanos).sum() / calls;
+                double receiver = (double) rounds.stream().mapToLong(Table2Result::receiverCpuNanos).sum() / calls;
+                md.append(String.format(Locale.ROOT, "| %d | %s | %.1f | %.1f | %.1f |%n", size, column, wall, sender,
+                        receiver));
+            }
+        }
+        md.append('\n');
         md.append("## Rounds\n\n");
         md.append("calls/s of each column per round (all its slices together; the order is that of the round's first slice, later slices rotate it).\n\n");
         md.append("| size (B) | round | order |");

@@ -6,10 +6,12 @@ import java.util.Locale;
  * One measurement: {@code calls} calls of {@code payloadBytes} sent by one column in round {@code round}
  * ({@code position} = its place in that round's order for this size), timed from the first send until the
  * receiver had run them all, and the bytes allocated meanwhile by the sending thread, the receiving thread, and
- * the other threads of each process (service, flusher, liveness...).
+ * the other threads of each process (service, flusher, liveness...), and the CPU time of the sending and the
+ * receiving thread (the receiver's includes its polling while idle).
  */
 public record Table2Result(int round, String column, int payloadBytes, int position, long calls, long nanos,
-                           long senderBytes, long receiverBytes, long senderOtherBytes, long receiverOtherBytes) {
+                           long senderBytes, long receiverBytes, long senderOtherBytes, long receiverOtherBytes,
+                           long senderCpuNanos, long receiverCpuNanos) {
 
     public double callsPerSecond() {
         return calls * 1e9 / nanos;
@@ -23,12 +25,12 @@ public record Table2Result(int round, String column, int payloadBytes, int posit
     /** Parses the fields after {@link Table2Rank#RESULT} in a rank's output line. */
     static Table2Result parse(String line) {
         String[] f = line.substring(Table2Rank.RESULT.length()).trim().split("\\s+");
-        if (f.length != 10) {
+        if (f.length != 12) {
             throw new IllegalArgumentException("malformed result line '" + line + "'");
         }
         return new Table2Result(Integer.parseInt(f[0]), f[1], Integer.parseInt(f[2]), Integer.parseInt(f[3]),
                 Long.parseLong(f[4]), Long.parseLong(f[5]), Long.parseLong(f[6]), Long.parseLong(f[7]),
-                Long.parseLong(f[8]), Long.parseLong(f[9]));
+                Long.parseLong(f[8]), Long.parseLong(f[9]), Long.parseLong(f[10]), Long.parseLong(f[11]));
     }
 
     @Override

@@ -34,6 +34,8 @@ final class CallReceiver implements RecordHandler {
     private final CallDecoder broadcastDecoder;
     private final ResultCodec results;
     private LocalRegion resultScratch;
+    /** Shutdown signals received (one per sender channel that closed); read by the worker's own thread. */
+    long shutdownSignals;
     private LocalRegion readScratch;
 
     CallReceiver(FabricRuntime runtime, ThreadId self, Object context) {
@@ -79,6 +81,7 @@ final class CallReceiver implements RecordHandler {
             }
             case InvocationRecords.CALL_RETURN -> callReturn(sender, record, offset, limit);
             case InvocationRecords.BROADCAST -> broadcast(record, offset, limit);
+            case InvocationRecords.SHUTDOWN_SIGNAL -> shutdownSignals++;
             default -> throw new IllegalArgumentException("unknown invocation kind " + tag + " in a " + length
                     + "-byte record from " + ThreadId.fromLong(sender));
         }

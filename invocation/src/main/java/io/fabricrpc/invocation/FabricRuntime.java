@@ -17,6 +17,8 @@ import io.fabricrpc.messaging.Messenger;
 import io.fabricrpc.messaging.MessagingException;
 import io.fabricrpc.messaging.MessagingNode;
 import io.fabricrpc.messaging.ReceivingThread;
+import io.fabricrpc.messaging.RecordChannel;
+import io.fabricrpc.messaging.MessengerConfig;
 import io.fabricrpc.serialization.CallEncoder;
 import io.fabricrpc.serialization.ResultCodec;
 import io.fabricrpc.serialization.SerializationRegistry;
@@ -86,6 +88,9 @@ public final class FabricRuntime implements Fabric {
     private volatile BiConsumer<ThreadId, Throwable> errorListener = (thread, error) ->
             System.getLogger("fabricrpc").log(System.Logger.Level.ERROR, "call from " + thread + " failed: " + error, error);
     private volatile boolean closed;
+    /** View 0 is the plain messengers (null factory); others wrap them, e.g. aggregators. */
+    private final CopyOnWriteArrayList<ChannelFactory> views = new CopyOnWriteArrayList<>(java.util.Collections.singletonList(null));
+    static final int VIEW_SHIFT = 20;
 
     private record PendingReturn(ReturnSlots.Slot slot, int rank, CompletableFuture<Object> future, long started) {
     }
@@ -254,6 +259,73 @@ public final class FabricRuntime implements Fabric {
         return new ThreadId(rank, context.workerIndex);
     }
 
+    /**
+     * A view of this fabric whose one-sided call primitives go through channels made by {@code factory} (the
+     * aggregation module's aggregators, for one). Up to {@value ThreadContext#MAX_VIEWS} - 1 views per fabric.
+     */
+    public synchronized Fabric view(ChannelFactory factory) {
+        if (views.size() == ThreadContext.MAX_VIEWS) {
+            throw new IllegalStateException("at most " + (ThreadContext.MAX_VIEWS - 1) + " views per fabric");
+        }
+        views.add(factory);
+        return new FabricView(this, views.size() - 1);
+    }
+
+    /** The transport, for views that need memory the transport can send from (the overflow aggregator's). */
+    public Transport transportForViews() {
+        return transport;
+    }
+
+    ThreadContext threadContext() {
+        return context();
+    }
+
+    /**
+     * Flushes the calling thread's channels of {@code view} and sends each destination a one-way shutdown signal
+     * behind the last call (Seriema's aggregator shutdown, as in its MCTS framework).
+     */
+    void shutdownView(int view) {
+        ThreadContext context = context();
+        int previous = context.view;
+        context.view = view;
+        try {
+            RecordChannel[] channels = context.channels();
+            for (RecordChannel channel : channels) {
+                if (channel != null) {
+                    channel.send(InvocationRecords.SHUTDOWN_SIGNAL, (target, offset, limit) -> limit >= 1 ? 1 : -1);
+                    channel.flush();
+                }
+            }
+        } finally {
+            context.view = previous;
+        }
+    }
+
+    /** Shutdown signals the calling worker has received so far. */
+    public long shutdownSignalsReceived() {
+        ThreadContext context = contexts.get();
+        if (context == null || context.receiver == null) {
+            throw new IllegalStateException("not an attached worker: " + Thread.currentThread().getName());
+        }
+        return context.receiver.shutdownSignals;
+    }
+
+    /** Flushes the calling thread's channels of one view. */
+    void flushView(int view) {
+        ThreadContext context = context();
+        int previous = context.view;
+        context.view = view;
+        try {
+            for (RecordChannel channel : context.channels()) {
+                if (channel != null) {
+                    channel.flush();
+                }
+            }
+        } finally {
+            context.view = previous;
+        }
+    }
+
     /** The calling thread's sending state; threads that are not workers get an id past the workers'. */
     private ThreadContext context() {
         ThreadContext context = contexts.get();
@@ -294,8 +366,14 @@ public final class FabricRuntime implements Fabric {
     /** Lets a waiting worker run its incoming calls (avoids deadlock between workers calling each other). */
     void help() {
         ThreadContext context = contexts.get();
-        if (context != null && context.receiving != null && !context.inProcessCalls) {
-            processCalls();
+        if (context != null && context.receiving != null && !context.inProcessCalls
+                && context.nesting < ThreadContext.MAX_NESTING - 1) {
+            context.nesting++; // calls run here may send: they prepare their records one level up
+            try {
+                processCalls();
+            } finally {
+                context.nesting--;
+            }
         }
     }
 
@@ -365,23 +443,33 @@ public final class FabricRuntime implements Fabric {
         return dest.rank() * threads + dest.threadIndex();
     }
 
-    private Messenger messenger(ThreadContext context, int global) {
-        Messenger messenger = context.messengers[global];
-        if (messenger == null) {
+    /** The calling thread's channel to {@code global} in its current view, created on first use. */
+    private RecordChannel channel(ThreadContext context, int global) {
+        RecordChannel[] channels = context.channels();
+        RecordChannel channel = channels[global];
+        if (channel == null) {
             int destRank = global / threads;
             control.checkAlive(destRank);
-            messenger = node.messenger(context.senderId, ThreadId.pack(destRank, global % threads),
-                    addresses[destRank], config.messenger());
+            ChannelFactory factory = views.get(context.view);
+            // Each view is its own channel, so its sender id is distinct: the receiver keeps one inbox per sender.
+            long sender = ThreadId.pack(rank, ThreadId.threadIndexOf(context.senderId) | context.view << VIEW_SHIFT);
+            MessengerConfig messengerConfig = factory == null ? config.messenger() : factory.messengerConfig(config.messenger());
+            Messenger messenger = node.messenger(sender, ThreadId.pack(destRank, global % threads), addresses[destRank],
+                    messengerConfig);
             messenger.whileWaiting(this::help);
-            context.messengers[global] = messenger;
-            context.encoders[global] = new CallEncoder(registry, ThreadId.fromLong(context.senderId) + " -> "
+            channel = factory == null ? messenger : factory.wrap(messenger);
+            if (context.view == 0) {
+                context.messengers[global] = messenger;
+            }
+            channels[global] = channel;
+            context.encoders()[global] = new CallEncoder(registry, ThreadId.fromLong(sender) + " -> "
                     + ThreadId.fromLong(ThreadId.pack(destRank, global % threads)));
-            Messenger m = messenger;
-            context.targets[global] = new ThreadContext.MessengerTargets(
+            RecordChannel c = channel;
+            context.targets()[global] = new ThreadContext.MessengerTargets(
                     new SyncTarget() {
                         @Override
                         public boolean reached(long ticket) {
-                            return m.link().isComplete(ticket);
+                            return c.link().isComplete(ticket);
                         }
 
                         @Override
@@ -402,7 +490,7 @@ public final class FabricRuntime implements Fabric {
                     new SyncTarget() {
                         @Override
                         public boolean reached(long record) {
-                            return m.consumedRecords() >= record;
+                            return c.consumedRecords() >= record;
                         }
 
                         @Override
@@ -417,24 +505,36 @@ public final class FabricRuntime implements Fabric {
 
                         @Override
                         public String describe(long record) {
-                            return "call " + record + " from " + m;
+                            return "call " + record + " on " + c;
                         }
                     });
         }
-        return messenger;
+        return channel;
+    }
+
+    /** View 0's messenger to {@code global} (broadcast records always travel the plain channels). */
+    private Messenger messenger(ThreadContext context, int global) {
+        int view = context.view;
+        context.view = 0;
+        try {
+            channel(context, global);
+            return context.messengers[global];
+        } finally {
+            context.view = view;
+        }
     }
 
     /** Sends the record prepared in {@code context.writer} and registers it with {@code sync}. */
     private boolean send(ThreadContext context, int global, int kind, Synchronizer sync) {
-        Messenger messenger = context.messengers[global];
+        RecordChannel channel = context.channels()[global];
         boolean consumed = sync != null && sync.mode() == Synchronizer.Mode.CONSUMED;
-        boolean sent = messenger.send(consumed ? kind | ChunkLayout.TAG_NOTIFY : kind, context.writer);
+        boolean sent = channel.send(consumed ? kind | ChunkLayout.TAG_NOTIFY : kind, context.writer());
         if (sent && sync != null) {
-            ThreadContext.MessengerTargets targets = context.targets[global];
+            ThreadContext.MessengerTargets targets = context.targets()[global];
             if (consumed) {
-                sync.add(targets.consumed(), messenger.recordsSent());
+                sync.add(targets.consumed(), channel.recordsSent());
             } else {
-                sync.add(targets.sent(), messenger.lastTicket());
+                sync.add(targets.sent(), channel.lastTicket());
             }
         }
         return sent;
@@ -442,8 +542,8 @@ public final class FabricRuntime implements Fabric {
 
     private ThreadContext prepare(int global, Serializable function) {
         ThreadContext context = context();
-        messenger(context, global);
-        context.writer.prepare(context.encoders[global], function);
+        channel(context, global);
+        context.writer().prepare(context.encoders()[global], function);
         return context;
     }
 
@@ -535,9 +635,9 @@ public final class FabricRuntime implements Fabric {
                               long length, Synchronizer sync) {
         int global = globalIndex(dest);
         ThreadContext context = prepare(global, function);
-        context.writer.trailer = buffer;
-        context.writer.trailerOffset = offset;
-        context.writer.trailerLength = length;
+        context.writer().trailer = buffer;
+        context.writer().trailerOffset = offset;
+        context.writer().trailerLength = length;
         return send(context, global, InvocationRecords.CALL_BUFFER, sync);
     }
 
@@ -549,15 +649,15 @@ public final class FabricRuntime implements Fabric {
         // Same link as the call record, issued first: the receiver sees the bytes before it runs the call.
         long ticket = link.write(source, sourceOffset, destination, destinationOffset, length);
         ThreadContext context = prepare(global, function);
-        MemorySegment header = context.writer.header;
+        MemorySegment header = context.writer().header;
         header.set(ValueLayout.JAVA_LONG_UNALIGNED, 0, destination.regionId());
         header.set(ValueLayout.JAVA_LONG_UNALIGNED, 8, destinationOffset);
         header.set(ValueLayout.JAVA_LONG_UNALIGNED, 16, length);
-        context.writer.headerLength = 24;
+        context.writer().headerLength = 24;
         boolean sent = send(context, global, InvocationRecords.CALL_BUFFER_WRITTEN,
                 sync != null && sync.mode() == Synchronizer.Mode.CONSUMED ? sync : null);
         if (sent && sync != null && sync.mode() == Synchronizer.Mode.SENT) {
-            sync.add(context.targets[global].sent(), ticket); // the source buffer, not the record, is what matters
+            sync.add(context.targets()[global].sent(), ticket); // the source buffer, not the record, is what matters
         }
         return sent;
     }
@@ -567,11 +667,11 @@ public final class FabricRuntime implements Fabric {
                               long length, Synchronizer sync) {
         int global = globalIndex(dest);
         ThreadContext context = prepare(global, function);
-        MemorySegment header = context.writer.header;
+        MemorySegment header = context.writer().header;
         source.encode(header, 0);
         header.set(ValueLayout.JAVA_LONG_UNALIGNED, RemoteRegion.ENCODED_LENGTH, offset);
         header.set(ValueLayout.JAVA_LONG_UNALIGNED, RemoteRegion.ENCODED_LENGTH + 8, length);
-        context.writer.headerLength = RemoteRegion.ENCODED_LENGTH + 16;
+        context.writer().headerLength = RemoteRegion.ENCODED_LENGTH + 16;
         return send(context, global, InvocationRecords.CALL_BUFFER_READ, sync);
     }
 
@@ -618,13 +718,17 @@ public final class FabricRuntime implements Fabric {
 
     private void postReturn(ThreadContext context, int global, RemoteSupplier<?> function, ReturnSlots.Slot slot) {
         prepare(global, function);
-        MemorySegment header = context.writer.header;
+        MemorySegment header = context.writer().header;
         slot.region.remote().encode(header, 0);
         header.set(ValueLayout.JAVA_LONG_UNALIGNED, RemoteRegion.ENCODED_LENGTH, slot.offset);
         header.set(ValueLayout.JAVA_LONG_UNALIGNED, RemoteRegion.ENCODED_LENGTH + 8, slot.sequence);
-        context.writer.headerLength = RemoteRegion.ENCODED_LENGTH + 16;
+        context.writer().headerLength = RemoteRegion.ENCODED_LENGTH + 16;
         if (!send(context, global, InvocationRecords.CALL_RETURN, null)) {
             throw new MessagingException("callReturn to worker " + global + " refused: its buffers are full (FAIL policy)");
+        }
+        RecordChannel channel = context.channels()[global];
+        if (channel.bufferedBytes() > 0) {
+            channel.flush(); // the caller waits for this one: it must not sit in a batch
         }
     }
 
@@ -825,7 +929,7 @@ public final class FabricRuntime implements Fabric {
 
     private void sendRaw(ThreadContext context, int global, MemorySegment record, long offset, long length, int span) {
         Messenger messenger = messenger(context, global);
-        ThreadContext.RawWriter raw = context.raw;
+        ThreadContext.RawWriter raw = context.raw();
         raw.source = record;
         raw.offset = offset;
         raw.length = length;
@@ -877,18 +981,8 @@ public final class FabricRuntime implements Fabric {
     public void flush() {
         long start = System.nanoTime();
         for (ThreadContext context : allContexts) {
-            for (Messenger messenger : context.messengers) {
-                if (messenger == null) {
-                    continue;
-                }
-                while (messenger.queuedBytes() > 0) {
-                    if (System.nanoTime() - start > config.callTimeout().toNanos()) {
-                        throw new MessagingException("flush: " + messenger + " still has " + messenger.queuedBytes()
-                                + " queued bytes after " + config.callTimeout().toMillis() + " ms");
-                    }
-                    checkAlive(ThreadId.rankOf(messenger.destination()));
-                    LockSupport.parkNanos(100_000);
-                }
+            for (RecordChannel channel : context.allChannels()) {
+                channel.flush(); // bounded by the channel's timeout and the destination's liveness
             }
         }
     }
@@ -914,10 +1008,8 @@ public final class FabricRuntime implements Fabric {
             control.close();
             node.close();
             for (ThreadContext context : allContexts) {
-                for (Messenger messenger : context.messengers) {
-                    if (messenger != null) {
-                        messenger.close();
-                    }
+                for (RecordChannel channel : context.allChannels()) {
+                    channel.close();
                 }
                 if (context.receiver != null) {
                     context.receiver.close();

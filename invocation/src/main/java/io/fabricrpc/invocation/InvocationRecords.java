@@ -13,6 +13,7 @@ package io.fabricrpc.invocation;
  * CALL_BUFFER_READ     | source region (40) | offset (8) | length (8) | call record |
  *                        the receiver reads them one-sided from the caller's region
  * CALL_RETURN          | return slot region (40) | slot offset (8) | sequence (8) | call record |
+ * SHUTDOWN_SIGNAL      (empty) the sender's channel to this worker is closed: no call follows it
  * BROADCAST            | root (4) | span (4) | flags (4) | sequence (8) | [ack region (40)] |
  *                        [READ: source region (40) | offset (8) | length (8)] |
  *                        [WRITTEN: offset (8) | length (8) | region id per rank (8 x P)] |
@@ -36,6 +37,7 @@ public final class InvocationRecords {
     public static final int CALL_BUFFER_READ = 4;
     public static final int CALL_RETURN = 5;
     public static final int BROADCAST = 6;
+    public static final int SHUTDOWN_SIGNAL = 7;
 
     static final int BROADCAST_ACK = 1;
     static final int BROADCAST_INLINE = 2;

@@ -1,6 +1,7 @@
 package io.fabricrpc.invocation;
 
 import io.fabricrpc.messaging.Messenger;
+import io.fabricrpc.messaging.RecordChannel;
 import io.fabricrpc.messaging.ReceivingThread;
 import io.fabricrpc.messaging.RecordWriter;
 import io.fabricrpc.serialization.CallEncoder;
@@ -17,13 +18,26 @@ import java.lang.foreign.MemorySegment;
 final class ThreadContext {
     final FabricRuntime runtime;
     final long senderId;
+    static final int MAX_VIEWS = 16;
+
+    /** The view (0 = plain messengers; others, e.g. aggregators) whose channels the current call uses. */
+    int view;
+    private final int threads;
+    private final RecordChannel[][] channelRows = new RecordChannel[MAX_VIEWS][];
+    private final CallEncoder[][] encoderRows = new CallEncoder[MAX_VIEWS][];
+    private final MessengerTargets[][] targetRows = new MessengerTargets[MAX_VIEWS][];
+    /** View 0's messengers, used directly for broadcast forwarding. */
     final Messenger[] messengers;
-    final CallEncoder[] encoders;
-    final MessengerTargets[] targets;
     final CallEncoder[] sendEncoders;
     MemorySegment sendStaging;
-    final CallWriter writer = new CallWriter();
-    final RawWriter raw = new RawWriter();
+    /**
+     * One record writer per nesting level: a send that waits for room runs incoming calls (to avoid deadlock),
+     * and those may send too; each level keeps its own half-prepared record.
+     */
+    private final CallWriter[] writers = new CallWriter[MAX_NESTING];
+    private final RawWriter[] raws = new RawWriter[MAX_NESTING];
+    static final int MAX_NESTING = 4;
+    int nesting;
 
     /** Set for attached workers (and handler threads standing in for them). */
     ReceivingThread receiving;
@@ -40,13 +54,66 @@ final class ThreadContext {
     ThreadContext(FabricRuntime runtime, long senderId, int threads) {
         this.runtime = runtime;
         this.senderId = senderId;
+        this.threads = threads;
         this.messengers = new Messenger[threads];
-        this.encoders = new CallEncoder[threads];
-        this.targets = new MessengerTargets[threads];
         this.sendEncoders = new CallEncoder[threads];
     }
 
-    /** The two synchronizer targets of one messenger, created once and reused for every call. */
+    CallWriter writer() {
+        CallWriter writer = writers[nesting];
+        if (writer == null) {
+            writer = new CallWriter();
+            writers[nesting] = writer;
+        }
+        return writer;
+    }
+
+    RawWriter raw() {
+        RawWriter raw = raws[nesting];
+        if (raw == null) {
+            raw = new RawWriter();
+            raws[nesting] = raw;
+        }
+        return raw;
+    }
+
+    RecordChannel[] channels() {
+        RecordChannel[] row = channelRows[view];
+        if (row == null) {
+            row = new RecordChannel[threads];
+            channelRows[view] = row;
+            encoderRows[view] = new CallEncoder[threads];
+            targetRows[view] = new MessengerTargets[threads];
+        }
+        return row;
+    }
+
+    CallEncoder[] encoders() {
+        channels();
+        return encoderRows[view];
+    }
+
+    MessengerTargets[] targets() {
+        channels();
+        return targetRows[view];
+    }
+
+    /** Every channel of every view, for flush and close. */
+    java.util.List<RecordChannel> allChannels() {
+        java.util.List<RecordChannel> all = new java.util.ArrayList<>();
+        for (RecordChannel[] row : channelRows) {
+            if (row != null) {
+                for (RecordChannel channel : row) {
+                    if (channel != null) {
+                        all.add(channel);
+                    }
+                }
+            }
+        }
+        return all;
+    }
+
+    /** The two synchronizer targets of one channel, created once and reused for every call. */
     record MessengerTargets(SyncTarget sent, SyncTarget consumed) {
     }
 

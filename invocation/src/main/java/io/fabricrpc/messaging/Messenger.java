@@ -21,7 +21,7 @@ import java.util.Arrays;
  * flusher thread also drains the messenger's queue; it does so only under the messenger's lock, which the
  * sender thread takes only while the queue is non-empty, so the common path takes no lock.
  */
-public final class Messenger implements AutoCloseable {
+public final class Messenger implements RecordChannel {
     private final MessagingNode node;
     private final Link link;
     private final long sender;
@@ -41,8 +41,11 @@ public final class Messenger implements AutoCloseable {
     private int growthSinceSeal;
     private long lastTicket;
     private long recordsSent;
+    /** Bytes of the current chunk already written and published; records beyond it wait in staging. */
+    private long published;
+    /** The current chunk is sealed and the move to the next one waits for the receiver to free it. */
+    private boolean currentSealed;
 
-    private int tag;
     private Runnable waitHelper = () -> { };
 
     // RETRY_ASYNC queue: records serialized as [header][payload] in arrival order; guarded by `this`.
@@ -71,6 +74,7 @@ public final class Messenger implements AutoCloseable {
         return sender;
     }
 
+    @Override
     public long destination() {
         return destination;
     }
@@ -88,26 +92,35 @@ public final class Messenger implements AutoCloseable {
         this.waitHelper = helper;
     }
 
+    /** Runs the {@link #whileWaiting} work once: for layers above that wait for this messenger to have room. */
+    public void helpWhileWaiting() {
+        waitHelper.run();
+    }
+
     /** The chunk being filled (tests use it to play a misbehaving sender). */
     RemoteRegion currentChunk() {
         return ring[current];
     }
 
+    @Override
     public Link link() {
         return link;
     }
 
     /** Records sent (or queued) so far; the sequence number of the latest record. */
+    @Override
     public long recordsSent() {
         return recordsSent;
     }
 
     /** Records the receiver has handled, as of its latest push (only records tagged TAG_NOTIFY push). */
+    @Override
     public long consumedRecords() {
         return (long) ChunkLayout.WORD.getAcquire(notifyRegion.segment(), notifyOffset + ChunkLayout.NOTIFY_RECORDS_OFFSET);
     }
 
     /** The completion ticket of the latest write from staging ({@link Link#isComplete}). */
+    @Override
     public long lastTicket() {
         return lastTicket;
     }
@@ -115,6 +128,27 @@ public final class Messenger implements AutoCloseable {
     /** Bytes of calls waiting in the asynchronous queue. */
     public synchronized long queuedBytes() {
         return queueTail - queueHead;
+    }
+
+    @Override
+    public long bufferedBytes() {
+        return queuedBytes() + stagedBytes();
+    }
+
+    /** Publishes appended records and drains the RETRY_ASYNC queue, waiting (bounded) for room. */
+    @Override
+    public void flush() {
+        publish();
+        long start = System.nanoTime();
+        while (queuedBytes() > 0 && !drainQueue()) {
+            link.checkAlive();
+            if (System.nanoTime() - start > config.timeout().toNanos()) {
+                throw new MessagingException("flush of " + this + ": " + queuedBytes() + " bytes still queued after "
+                        + config.timeout().toMillis() + " ms");
+            }
+            waitHelper.run();
+            idle.idle();
+        }
     }
 
     /**
@@ -141,7 +175,6 @@ public final class Messenger implements AutoCloseable {
         if ((tag & ~(ChunkLayout.MAX_APPLICATION_TAG | ChunkLayout.TAG_NOTIFY)) != 0) {
             throw new IllegalArgumentException("record tag must be in 0..255, got " + tag);
         }
-        this.tag = tag;
         if (ring.length == 0) {
             setUp();
         }
@@ -150,14 +183,14 @@ public final class Messenger implements AutoCloseable {
                 if (queued) {
                     drainQueue();
                     if (queued) {
-                        enqueue(writer);
+                        enqueue(tag, writer);
                         recordsSent++;
                         return true;
                     }
                 }
             }
         }
-        if (tryWrite(writer)) {
+        if (tryWrite(tag, writer, true)) {
             recordsSent++;
             return true;
         }
@@ -167,13 +200,13 @@ public final class Messenger implements AutoCloseable {
             }
             case RETRY -> {
                 awaitSpace();
-                if (!tryWrite(writer)) {
+                if (!tryWrite(tag, writer, true)) {
                     throw oversize();
                 }
             }
             case RETRY_ASYNC -> {
                 synchronized (this) {
-                    enqueue(writer);
+                    enqueue(tag, writer);
                 }
             }
         }
@@ -181,8 +214,14 @@ public final class Messenger implements AutoCloseable {
         return true;
     }
 
-    /** Writes into the current chunk, moving to the next one if needed; false if all chunks are full. */
-    private boolean tryWrite(RecordWriter writer) {
+    /**
+     * Writes into the current chunk, moving to the next one if needed; false if all chunks are full. The tag is a
+     * parameter, not a field: a RETRY wait may run calls that send on this messenger in between.
+     */
+    private boolean tryWrite(int tag, RecordWriter writer, boolean publishNow) {
+        if (currentSealed && !advance()) {
+            return false;
+        }
         long room = dataCapacity - position - ChunkLayout.RECORD_HEADER_LENGTH;
         long at = ChunkLayout.DATA_OFFSET + position;
         long length = room > 0 ? writer.write(stagingSegment, at + ChunkLayout.RECORD_HEADER_LENGTH, room) : -1;
@@ -200,48 +239,166 @@ public final class Messenger implements AutoCloseable {
                 throw oversize();
             }
         }
-        publish(at, length);
-        return true;
-    }
-
-    /** Sends the record staged at {@code at}, then the producer word that makes it visible. */
-    private void publish(long at, long length) {
         if (length == 0 || length > dataCapacity - position - ChunkLayout.RECORD_HEADER_LENGTH) {
             throw new MessagingException("record writer reported " + length + " bytes with "
                     + (dataCapacity - position - ChunkLayout.RECORD_HEADER_LENGTH) + " available (must be > 0)");
         }
-        stagingSegment.set(ValueLayout.JAVA_INT_UNALIGNED, at, (int) length | tag << ChunkLayout.TAG_SHIFT);
-        long size = ChunkLayout.recordSize(length);
+        stage(tag, at, length);
+        if (publishNow) {
+            publishStaged();
+        }
+        return true;
+    }
+
+    // ---- aggregation support: deferred publication and pre-framed records ----
+
+    /**
+     * Serializes a record into staging at the current chunk position without sending it (Seriema's traditional
+     * aggregation, zero-copy: the batch is later written from where it was serialized). The record goes out with
+     * the next {@link #publish()}, or when the chunk fills. Full chunks follow the {@link FullPolicy} as in
+     * {@link #send(int, RecordWriter)}; RETRY_ASYNC is not supported here.
+     *
+     * @return false under FAIL when every chunk is full
+     */
+    public boolean append(int tag, RecordWriter writer) {
+        if ((tag & ~(ChunkLayout.MAX_APPLICATION_TAG | ChunkLayout.TAG_NOTIFY)) != 0) {
+            throw new IllegalArgumentException("record tag must be in 0..255, got " + tag);
+        }
+        if (config.fullPolicy() == FullPolicy.RETRY_ASYNC) {
+            throw new IllegalStateException("append needs a FAIL or RETRY messenger, not RETRY_ASYNC");
+        }
+        if (ring.length == 0) {
+            setUp();
+        }
+        if (!tryWrite(tag, writer, false)) {
+            if (config.fullPolicy() == FullPolicy.FAIL) {
+                return false;
+            }
+            awaitSpace();
+            if (!tryWrite(tag, writer, false)) {
+                throw oversize();
+            }
+        }
+        recordsSent++;
+        return true;
+    }
+
+    /** Sends every appended record not yet sent (one write plus the producer word). */
+    public void publish() {
+        if (ring.length != 0) {
+            publishStaged();
+        }
+    }
+
+    /** Bytes appended but not yet sent. */
+    public long stagedBytes() {
+        return position - published;
+    }
+
+    /**
+     * Writes already-framed records (headers as in {@link ChunkLayout}) straight from {@code source} — an
+     * aggregator's overflow buffer — into the current chunk, as many whole records as fit, moving to the next
+     * chunk first if not even one fits. No copy: the bytes go from where they were serialized.
+     *
+     * @return bytes taken from the front of {@code [offset, offset + length)}; 0 if every chunk is full
+     */
+    public long writeFramed(LocalRegion source, long offset, long length) {
+        if (ring.length == 0) {
+            setUp();
+        }
+        publishStaged();
+        if (currentSealed && !advance()) {
+            return 0;
+        }
+        MemorySegment bytes = source.segment();
+        long first = ChunkLayout.recordSize(bytes.get(ValueLayout.JAVA_INT_UNALIGNED, offset) & ChunkLayout.LENGTH_MASK);
+        if (first > dataCapacity - position) {
+            if (position == 0 || !advance()) {
+                return 0;
+            }
+        }
+        long take = 0;
+        long records = 0;
+        while (take < length) {
+            long size = ChunkLayout.recordSize(bytes.get(ValueLayout.JAVA_INT_UNALIGNED, offset + take)
+                    & ChunkLayout.LENGTH_MASK);
+            if (take + size > dataCapacity - position) {
+                break;
+            }
+            take += size;
+            records++;
+        }
         RemoteRegion chunk = ring[current];
-        lastTicket = link.write(staging, at, chunk, at, size);
-        position += size;
+        lastTicket = link.write(source, offset, chunk, ChunkLayout.DATA_OFFSET + position, take);
+        position += take;
+        published = position;
+        link.writeLong(chunk, ChunkLayout.PRODUCER_OFFSET, ChunkLayout.producerWord(position, 0, false)); // after the bytes
+        recordsSent += records;
+        return take;
+    }
+
+    /** Capacity of one chunk's data area: the largest batch of framed records one write can carry. */
+    public long chunkDataCapacity() {
+        return dataCapacity;
+    }
+
+    /** Frames the record the writer put at {@code at} (header with length and tag); it stays local until published. */
+    private void stage(int tag, long at, long length) {
+        stagingSegment.set(ValueLayout.JAVA_INT_UNALIGNED, at, (int) length | tag << ChunkLayout.TAG_SHIFT);
+        position += ChunkLayout.recordSize(length);
+    }
+
+    /**
+     * Writes the staged records {@code [published, position)} of the current chunk in one transport write, then
+     * the producer word that makes them visible. Zero-copy: the records were serialized where they are sent from.
+     */
+    private void publishStaged() {
+        if (published == position) {
+            return;
+        }
+        RemoteRegion chunk = ring[current];
+        long at = ChunkLayout.DATA_OFFSET + published;
+        lastTicket = link.write(staging, at, chunk, at, position - published);
+        published = position;
         // Ordered after the record bytes by the transport; the receiver loads it with acquire.
         link.writeLong(chunk, ChunkLayout.PRODUCER_OFFSET, ChunkLayout.producerWord(position, 0, false));
     }
 
     /**
-     * Seals the current chunk and moves to the next, growing the ring first if the next chunk is still unconsumed
-     * and cMax allows. Returns false (nothing changed) if the ring is full.
+     * Leaves the current chunk for the next. The current chunk is sealed first (growing the ring when the next chunk
+     * is still unconsumed and cMax allows), even if the move must wait: the receiver frees a chunk only once it is
+     * sealed, so with a single chunk the seal is what lets it come back. Returns false, leaving the chunk sealed,
+     * while the next chunk is not free yet.
      */
     private boolean advance() {
-        long consumed = (long) ChunkLayout.WORD.getAcquire(notifyRegion.segment(),
-                notifyOffset + ChunkLayout.NOTIFY_CHUNKS_OFFSET); // pushed by the receiver
-        if (sealed + 1 - consumed >= ring.length) {
-            int room = config.cMax() - ring.length;
-            if (room <= 0) {
-                return false;
+        publishStaged(); // the chunk is sealed at `position`: everything before it must be out
+        if (!currentSealed) {
+            long consumed = consumedChunks();
+            if (sealed + 1 - consumed >= ring.length && ring.length < config.cMax()) {
+                grow(Math.min(config.c(), config.cMax() - ring.length));
             }
-            grow(Math.min(config.c(), room));
+            // Ordered after this chunk's last record; announces how many chunks follow it now.
+            link.writeLong(ring[current], ChunkLayout.PRODUCER_OFFSET,
+                    ChunkLayout.producerWord(position, growthSinceSeal, true));
+            sealed++;
+            growthSinceSeal = 0;
+            currentSealed = true;
         }
-        // Ordered after this chunk's last record; announces how many chunks follow it now.
-        link.writeLong(ring[current], ChunkLayout.PRODUCER_OFFSET,
-                ChunkLayout.producerWord(position, growthSinceSeal, true));
-        sealed++;
-        growthSinceSeal = 0;
+        // The sealed, unconsumed chunks end at the current one; the next is free iff fewer than the ring holds.
+        if (sealed - consumedChunks() > ring.length - 1) {
+            return false;
+        }
         current = current + 1 == ring.length ? 0 : current + 1;
         position = 0;
+        published = 0;
+        currentSealed = false;
         link.awaitCompletion(lastTicket); // staging is refilled from offset 0: earlier writes must have read it
         return true;
+    }
+
+    private long consumedChunks() {
+        return (long) ChunkLayout.WORD.getAcquire(notifyRegion.segment(),
+                notifyOffset + ChunkLayout.NOTIFY_CHUNKS_OFFSET); // pushed by the receiver
     }
 
     private void awaitSpace() {
@@ -279,7 +436,7 @@ public final class Messenger implements AutoCloseable {
 
     // ---- RETRY_ASYNC queue (callers hold the lock) ----
 
-    private void enqueue(RecordWriter writer) {
+    private void enqueue(int tag, RecordWriter writer) {
         long limit = config.asyncQueueLimitBytes();
         long maxRecord = dataCapacity - ChunkLayout.RECORD_HEADER_LENGTH;
         ensureQueueCapacity(ChunkLayout.RECORD_HEADER_LENGTH + maxRecord);
@@ -304,27 +461,23 @@ public final class Messenger implements AutoCloseable {
 
     /** Moves queued records into chunks, oldest first, while there is room. Returns true if the queue is empty. */
     synchronized boolean drainQueue() {
-        int callerTag = tag;
         while (queueHead < queueTail) {
             int header = queue.get(ValueLayout.JAVA_INT_UNALIGNED, queueHead);
             long length = header & ChunkLayout.LENGTH_MASK;
-            tag = header >>> ChunkLayout.TAG_SHIFT;
             long from = queueHead + ChunkLayout.RECORD_HEADER_LENGTH;
-            boolean written = tryWrite((target, offset, limit) -> {
+            boolean written = tryWrite(header >>> ChunkLayout.TAG_SHIFT, (target, offset, limit) -> {
                 if (length > limit) {
                     return -1;
                 }
                 MemorySegment.copy(queue, from, target, offset, length);
                 return length;
-            });
+            }, true);
             if (!written) {
-                tag = callerTag;
                 return false;
             }
             queueHead += ChunkLayout.recordSize(length);
             queuedRecords--;
         }
-        tag = callerTag;
         queueHead = 0;
         queueTail = 0;
         queued = false; // volatile: publishes the messenger state to the sender thread's lock-free path

@@ -43,16 +43,16 @@ public abstract class FabricTest {
     /** Receiver-side state of one worker: per-sender FIFO check, counters, last buffer checksum. */
     public static final class Inbox {
         final long[] next;
-        long received;
+        public long received;
         long broadcasts;
         volatile long checksum = -1;
-        String error;
+        public String error;
 
-        Inbox(int senders) {
+        public Inbox(int senders) {
             next = new long[senders];
         }
 
-        void record(int sender, long sequence) {
+        public void record(int sender, long sequence) {
             if (error == null && sequence != next[sender]) {
                 error = "from worker " + sender + ": got call " + sequence + ", expected " + next[sender];
             }

@@ -20,23 +20,24 @@ import java.util.concurrent.atomic.AtomicReference;
 import java.util.function.BiConsumer;
 
 /** A job of P "processes" inside this JVM: P fabrics, each with its own transport endpoint and control plane. */
-final class LocalJob implements AutoCloseable {
-    static final String SECRET = "local-job-secret-0123456789";
+public final class LocalJob implements AutoCloseable {
+    public static final String SECRET = "local-job-secret-0123456789";
 
-    final List<Fabric> fabrics = new ArrayList<>();
+    public final List<Fabric> fabrics = new ArrayList<>();
     final int processes;
     final int threads;
 
-    static SerializationRegistry registry() {
+    public static SerializationRegistry registry() {
         return SerializationRegistry.builder()
                 .register(byte[].class)
                 .register(long[].class)
                 .register(RemoteRegion.class, RemoteRegionSerializer::new)
                 .allowCapturingPackage("io.fabricrpc.invocation")
+                .allowCapturingPackage("io.fabricrpc.aggregation")
                 .build();
     }
 
-    static int freePort() {
+    public static int freePort() {
         try (ServerSocket socket = new ServerSocket(0)) {
             return socket.getLocalPort();
         } catch (IOException e) {
@@ -44,7 +45,7 @@ final class LocalJob implements AutoCloseable {
         }
     }
 
-    static FabricConfig config(TransportFixture fixture, int rank, int processes, int threads, int port, String secret,
+    public static FabricConfig config(TransportFixture fixture, int rank, int processes, int threads, int port, String secret,
                                MessengerConfig messenger) {
         JobConfig job = JobConfig.builder().rank(rank).size(processes).threadsPerProcess(threads)
                 .coordinator("127.0.0.1", port).jobSecret(secret).joinTimeout(Duration.ofSeconds(30)).build();
@@ -52,7 +53,7 @@ final class LocalJob implements AutoCloseable {
                 .withCallTimeout(Duration.ofSeconds(30));
     }
 
-    LocalJob(TransportFixture fixture, int processes, int threads, MessengerConfig messenger) {
+    public LocalJob(TransportFixture fixture, int processes, int threads, MessengerConfig messenger) {
         this.processes = processes;
         this.threads = threads;
         int port = freePort();
@@ -66,12 +67,12 @@ final class LocalJob implements AutoCloseable {
         }
     }
 
-    Fabric rank(int rank) {
+    public Fabric rank(int rank) {
         return fabrics.get(rank);
     }
 
     /** Runs {@code body(fabric, worker index)} on one new thread per worker of every process, each attached. */
-    void runWorkers(Object[][] contexts, BiConsumer<Fabric, Integer> body) throws InterruptedException {
+    public void runWorkers(Object[][] contexts, BiConsumer<Fabric, Integer> body) throws InterruptedException {
         AtomicReference<Throwable> failure = new AtomicReference<>();
         List<Thread> workers = new ArrayList<>();
         for (int rank = 0; rank < processes; rank++) {

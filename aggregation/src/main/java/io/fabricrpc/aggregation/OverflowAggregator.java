@@ -1,0 +1,184 @@
+package io.fabricrpc.aggregation;
+
+import io.fabricrpc.messaging.ChunkLayout;
+import io.fabricrpc.messaging.MessagingException;
+import io.fabricrpc.messaging.Messenger;
+import io.fabricrpc.messaging.RecordWriter;
+import io.fabricrpc.transport.LocalRegion;
+import io.fabricrpc.transport.RemoteAccess;
+import io.fabricrpc.transport.Transport;
+
+import java.lang.foreign.MemorySegment;
+import java.lang.foreign.ValueLayout;
+
+/**
+ * OVERFLOW mode: calls go straight through the messenger (whose policy is FAIL, so it never blocks) while it has
+ * room; when every chunk up to cMax is full, calls are serialized as framed records into a local region the
+ * transport can send from (the "exceeding" calls) and written from there, in order and without a copy, once room
+ * returns. While exceeding calls wait, new calls queue behind them, so per-sender FIFO holds across the boundary.
+ *
+ * <pre>
+ * exceeding region: | framed record | framed record | ... |   head .. tail = waiting calls, oldest first
+ *                    (same framing as a chunk: see ChunkLayout)
+ * </pre>
+ */
+final class OverflowAggregator extends Aggregator {
+    private final Transport transport;
+    private LocalRegion exceeding;
+    private long head;
+    private long tail;
+    private long exceedingRecords;
+    private volatile long oldestExceeding;
+
+    OverflowAggregator(Messenger messenger, AggregationConfig config, Transport transport) {
+        super(messenger, config);
+        this.transport = transport;
+    }
+
+    @Override
+    public boolean send(int tag, RecordWriter writer) {
+        acquire();
+        try {
+            if (tail == head || drain()) {
+                if (messenger.send(tag, writer)) {
+                    return true;
+                }
+            }
+            return park(tag, writer);
+        } finally {
+            release();
+        }
+    }
+
+    /** Keeps a call that the messenger cannot take now, behind the ones already waiting. */
+    private boolean park(int tag, RecordWriter writer) {
+        long maxRecord = messenger.chunkDataCapacity() - ChunkLayout.RECORD_HEADER_LENGTH;
+        long start = System.nanoTime();
+        while (true) {
+            ensureRoom(ChunkLayout.RECORD_HEADER_LENGTH + maxRecord);
+            long room = Math.min(maxRecord, config.exceedingLimit() - (tail - head) - ChunkLayout.RECORD_HEADER_LENGTH);
+            long length = room > 0 ? writer.write(exceeding.segment(), tail + ChunkLayout.RECORD_HEADER_LENGTH, room) : -1;
+            if (length > 0) {
+                exceeding.segment().set(ValueLayout.JAVA_INT_UNALIGNED, tail, (int) length | tag << ChunkLayout.TAG_SHIFT);
+                if (tail == head) {
+                    oldestExceeding = System.nanoTime();
+                }
+                tail += ChunkLayout.recordSize(length);
+                exceedingRecords++;
+                return true;
+            }
+            if (length == 0) {
+                throw new MessagingException("record writer reported 0 bytes");
+            }
+            if (room >= maxRecord) {
+                throw new MessagingException("call of more than " + maxRecord + " bytes does not fit an empty chunk of "
+                        + messenger + "; raise chunkSize");
+            }
+            // The exceeding calls fill their limit.
+            if (config.onLimit() == AggregationConfig.LimitPolicy.FAIL) {
+                return false;
+            }
+            drain();
+            messenger.link().checkAlive();
+            messenger.helpWhileWaiting(); // run incoming calls: the destination may be waiting on us too
+            if (System.nanoTime() - start > config.maxDelay().toNanos() * 1000 + 30_000_000_000L) {
+                throw new MessagingException("exceeding calls of " + messenger + " stayed at their limit of "
+                        + config.exceedingLimit() + " bytes for 30 s: the destination consumes nothing");
+            }
+            Thread.onSpinWait();
+        }
+    }
+
+    /** Writes waiting calls into the messenger's chunks, oldest first, while there is room. True when none wait. */
+    private boolean drain() {
+        while (tail > head) {
+            long taken = messenger.writeFramed(exceeding, head, tail - head);
+            if (taken == 0) {
+                return false;
+            }
+            for (long at = head; at < head + taken; ) {
+                at += ChunkLayout.recordSize(exceeding.segment().get(ValueLayout.JAVA_INT_UNALIGNED, at)
+                        & ChunkLayout.LENGTH_MASK);
+                exceedingRecords--;
+            }
+            head += taken;
+        }
+        messenger.link().awaitCompletion(messenger.lastTicket()); // the region is refilled from offset 0 next
+        head = 0;
+        tail = 0;
+        return true;
+    }
+
+    private void ensureRoom(long bytes) {
+        if (exceeding == null) {
+            exceeding = transport.allocate(Math.max(64 * 1024, Math.min(config.exceedingLimit(), 1 << 20) + bytes),
+                    RemoteAccess.NONE);
+        }
+        if (exceeding.length() - tail >= bytes) {
+            return;
+        }
+        long live = tail - head;
+        messenger.link().awaitCompletion(messenger.lastTicket()); // no write may still be reading the old bytes
+        LocalRegion target = exceeding;
+        if (exceeding.length() < live + bytes) {
+            target = transport.allocate(Math.max(2 * exceeding.length(), live + bytes), RemoteAccess.NONE);
+        }
+        MemorySegment.copy(exceeding.segment(), head, target.segment(), 0, live);
+        if (target != exceeding) {
+            exceeding.close();
+            exceeding = target;
+        }
+        head = 0;
+        tail = live;
+    }
+
+    @Override
+    void flushIfDue(long now) {
+        if (tail > head && now - oldestExceeding >= maxDelayNanos) {
+            drain();
+        }
+    }
+
+    @Override
+    public long recordsSent() {
+        return messenger.recordsSent() + exceedingRecords;
+    }
+
+    @Override
+    public void flush() {
+        acquire();
+        try {
+            long start = System.nanoTime();
+            while (!drain()) {
+                messenger.link().checkAlive();
+                messenger.helpWhileWaiting();
+                if (System.nanoTime() - start > 30_000_000_000L) {
+                    throw new MessagingException("flush of " + this + ": " + (tail - head)
+                            + " bytes of exceeding calls still waiting after 30 s");
+                }
+                Thread.onSpinWait();
+            }
+            messenger.flush();
+        } finally {
+            release();
+        }
+    }
+
+    @Override
+    public long bufferedBytes() {
+        return tail - head;
+    }
+
+    @Override
+    public void close() {
+        super.close();
+        if (exceeding != null) {
+            exceeding.close();
+        }
+    }
+
+    @Override
+    public String toString() {
+        return "OverflowAggregator[" + messenger + ", exceeding " + (tail - head) + " B]";
+    }
+}

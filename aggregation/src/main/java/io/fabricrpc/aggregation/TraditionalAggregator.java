@@ -1,0 +1,78 @@
+package io.fabricrpc.aggregation;
+
+import io.fabricrpc.messaging.Messenger;
+import io.fabricrpc.messaging.RecordWriter;
+
+/**
+ * TRADITIONAL mode: every call is serialized straight into the messenger's staging memory (registered under RDMA,
+ * the mapped segment under shared memory) at the chunk position it will occupy at the receiver, and the batch goes
+ * out as one write once it holds {@code batchBytes}, on {@link #flush()}, or {@code maxDelay} after its first call.
+ * Zero-copy: the bytes move once, from where they were serialized.
+ */
+final class TraditionalAggregator extends Aggregator {
+    private final int batchBytes;
+    private long recordsAccepted;
+    /** When the oldest unsent call of the current batch was made (written with the aggregator held). */
+    private volatile long oldestUnsent;
+
+    TraditionalAggregator(Messenger messenger, AggregationConfig config) {
+        super(messenger, config);
+        this.batchBytes = config.batchBytes();
+    }
+
+    @Override
+    public boolean send(int tag, RecordWriter writer) {
+        acquire();
+        try {
+            boolean first = messenger.stagedBytes() == 0;
+            if (!messenger.append(tag, writer)) {
+                return false;
+            }
+            recordsAccepted++;
+            if (messenger.stagedBytes() >= batchBytes) {
+                messenger.publish();
+            } else if (first) {
+                oldestUnsent = System.nanoTime(); // once per batch, not per call
+            }
+            return true;
+        } finally {
+            release();
+        }
+    }
+
+    @Override
+    void flushIfDue(long now) {
+        if (messenger.stagedBytes() > 0 && now - oldestUnsent >= maxDelayNanos) {
+            messenger.publish();
+        }
+    }
+
+    @Override
+    public long recordsSent() {
+        return messenger.recordsSent();
+    }
+
+    @Override
+    public void flush() {
+        acquire();
+        try {
+            messenger.flush();
+        } finally {
+            release();
+        }
+    }
+
+    @Override
+    public long bufferedBytes() {
+        return messenger.stagedBytes();
+    }
+
+    long recordsAccepted() {
+        return recordsAccepted;
+    }
+
+    @Override
+    public String toString() {
+        return "TraditionalAggregator[" + messenger + ", batch " + batchBytes + " B]";
+    }
+}

@@ -1,0 +1,209 @@
+package io.fabricrpc.aggregation;
+
+import io.fabricrpc.api.Fabric;
+import io.fabricrpc.api.RemoteContextConsumer;
+import io.fabricrpc.fabric.ThreadId;
+import io.fabricrpc.invocation.FabricTest.Inbox;
+import io.fabricrpc.invocation.LocalJob;
+import io.fabricrpc.messaging.MessengerConfig;
+import io.fabricrpc.transport.TransportFixture;
+import org.junit.jupiter.api.Test;
+
+import java.time.Duration;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicLong;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertNull;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+/** Aggregated invocation over a real transport; every transport module runs it with its own fixture. */
+public abstract class AggregationTest {
+    protected abstract TransportFixture fixture();
+
+    private static Object[][] inboxes(int processes, int threads) {
+        Object[][] contexts = new Object[processes][threads];
+        for (int r = 0; r < processes; r++) {
+            for (int i = 0; i < threads; i++) {
+                contexts[r][i] = new Inbox(processes * threads);
+            }
+        }
+        return contexts;
+    }
+
+    private static void processUntil(Fabric fabric, java.util.function.BooleanSupplier done, String what) {
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(120);
+        while (!done.getAsBoolean()) {
+            if (fabric.processCalls() == 0) {
+                Thread.onSpinWait();
+            }
+            if (System.nanoTime() > deadline) {
+                throw new AssertionError("timed out waiting for " + what);
+            }
+        }
+    }
+
+    /** Every worker sends to every worker through an aggregating view; checks exactly-once and per-sender FIFO. */
+    private void stress(AggregationConfig aggregation, MessengerConfig messenger) throws Exception {
+        int processes = 2;
+        int threads = 2;
+        int workers = processes * threads;
+        long total = Long.getLong("fabricrpc.aggregation.stress.calls", 10_000_000L);
+        long perPair = total / ((long) workers * workers);
+        Object[][] contexts = inboxes(processes, threads);
+        try (LocalJob job = new LocalJob(fixture(), processes, threads, messenger)) {
+            Fabric[] views = {Aggregation.of(job.rank(0), aggregation), Aggregation.of(job.rank(1), aggregation)};
+            long started = System.nanoTime();
+            job.runWorkers(contexts, (fabric, index) -> {
+                Fabric calls = views[fabric.rank()];
+                int me = fabric.rank() * threads + index;
+                Inbox inbox = Fabric.currentContext();
+                for (long sequence = 0; sequence < perPair; sequence++) {
+                    for (int dest = 0; dest < workers; dest++) {
+                        long s = sequence;
+                        assertTrue(calls.call(new ThreadId(dest / threads, dest % threads),
+                                (RemoteContextConsumer<Inbox>) box -> box.record(me, s), null));
+                    }
+                    if ((sequence & 255) == 0) {
+                        fabric.processCalls();
+                    }
+                }
+                Aggregation.shutdown(calls); // flush, then the one-way signal to each destination
+                Aggregation.awaitShutdownSignals(fabric, workers, Duration.ofMinutes(2));
+                assertEquals(perPair * workers, inbox.received, "calls arrive before their sender's shutdown signal");
+            });
+            double seconds = (System.nanoTime() - started) / 1e9;
+            System.out.printf("aggregation %s stress: %,d calls in %.1f s (%,.0f calls/s)%n", aggregation.mode(),
+                    perPair * workers * workers, seconds, perPair * workers * workers / seconds);
+            for (Object[] rank : contexts) {
+                for (Object context : rank) {
+                    assertNull(((Inbox) context).error);
+                    assertEquals(perPair * workers, ((Inbox) context).received);
+                }
+            }
+        }
+    }
+
+    @Test
+    void traditionalIsExactlyOnceAndInOrderUnderStress() throws Exception {
+        stress(AggregationConfig.traditional(), MessengerConfig.defaults());
+    }
+
+    @Test
+    void overflowIsExactlyOnceAndInOrderUnderStress() throws Exception {
+        // Small rings so that exceeding calls happen all along.
+        stress(AggregationConfig.overflow(), MessengerConfig.defaults().withChunks(4096, 1, 2));
+    }
+
+    @Test
+    void aSlowReceiverPushesOverflowIntoItsExceedingPathAndBack() throws Exception {
+        Object[][] contexts = inboxes(2, 1);
+        try (LocalJob job = new LocalJob(fixture(), 2, 1, MessengerConfig.defaults().withChunks(4096, 1, 2))) {
+            Fabric calls = Aggregation.overflow(job.rank(0), AggregationConfig.overflow().withMaxDelay(Duration.ofSeconds(60)));
+            ThreadId dest = new ThreadId(1, 0);
+            long records = 20_000; // far more than two 4 KiB chunks hold
+            AtomicLong exceededAt = new AtomicLong(-1);
+            for (long i = 0; i < records; i++) {
+                long s = i;
+                assertTrue(calls.call(dest, (RemoteContextConsumer<Inbox>) box -> box.record(0, s), null));
+            }
+            Inbox inbox = (Inbox) contexts[1][0];
+            Thread receiver = Thread.ofPlatform().start(() -> {
+                job.rank(1).attach(0, inbox);
+                processUntil(job.rank(1), () -> inbox.received == records + 1, "every call");
+            });
+            // Calls made while exceeding calls wait queue behind them, and the flush moves them all.
+            calls.call(dest, (RemoteContextConsumer<Inbox>) box -> box.record(0, records), null);
+            calls.flush();
+            receiver.join(120_000);
+            assertFalse(receiver.isAlive());
+            assertNull(inbox.error);
+            assertEquals(records + 1, inbox.received);
+            assertEquals(-1, exceededAt.get());
+        }
+    }
+
+    @Test
+    void theExceedingLimitFailsOrBlocksAsConfigured() throws Exception {
+        MessengerConfig small = MessengerConfig.defaults().withChunks(4096, 1, 1);
+        try (LocalJob job = new LocalJob(fixture(), 2, 1, small)) {
+            Fabric failing = Aggregation.overflow(job.rank(0), AggregationConfig.overflow()
+                    .withExceedingLimit(4096, AggregationConfig.LimitPolicy.FAIL).withMaxDelay(Duration.ofSeconds(60)));
+            ThreadId dest = new ThreadId(1, 0);
+            long accepted = 0;
+            while (failing.call(dest, () -> { })) {
+                accepted++;
+                assertTrue(accepted < 100_000, "the limit never applied");
+            }
+            assertTrue(accepted > 100, "accepted " + accepted);
+            Fabric blocking = Aggregation.overflow(job.rank(0), AggregationConfig.overflow()
+                    .withExceedingLimit(4096, AggregationConfig.LimitPolicy.BLOCK).withMaxDelay(Duration.ofSeconds(60)));
+            AtomicBoolean released = new AtomicBoolean();
+            Thread receiver = Thread.ofPlatform().start(() -> {
+                try {
+                    Thread.sleep(300);
+                } catch (InterruptedException e) {
+                    return;
+                }
+                released.set(true);
+                job.rank(1).startHandlerThreads();
+            });
+            for (int i = 0; i < 5_000; i++) {
+                assertTrue(blocking.call(dest, () -> { }));
+            }
+            assertTrue(released.get(), "BLOCK waited for the receiver instead of failing");
+            receiver.join();
+        }
+    }
+
+    @Test
+    void anIdleSenderNeverLeavesCallsUnsentBeyondMaxDelay() throws Exception {
+        Object[][] contexts = inboxes(2, 1);
+        try (LocalJob job = new LocalJob(fixture(), 2, 1, MessengerConfig.defaults())) {
+            Fabric calls = Aggregation.traditional(job.rank(0), AggregationConfig.traditional()
+                    .withMaxDelay(Duration.ofMillis(5)));
+            ThreadId dest = new ThreadId(1, 0);
+            for (long i = 0; i < 3; i++) {
+                long s = i;
+                calls.call(dest, (RemoteContextConsumer<Inbox>) box -> box.record(0, s), null);
+            }
+            // No flush, no more calls: the flusher must push the partial batch out.
+            Inbox inbox = (Inbox) contexts[1][0];
+            long start = System.nanoTime();
+            Thread receiver = Thread.ofPlatform().start(() -> {
+                job.rank(1).attach(0, inbox);
+                processUntil(job.rank(1), () -> inbox.received == 3, "the idle batch");
+            });
+            receiver.join(30_000);
+            long millis = (System.nanoTime() - start) / 1_000_000;
+            assertEquals(3, inbox.received);
+            System.out.println("idle batch arrived after " + millis + " ms (maxDelay 5 ms)");
+        }
+    }
+
+    @Test
+    void shutdownFlushesPendingCallsBeforeItsSignal() throws Exception {
+        Object[][] contexts = inboxes(2, 1);
+        try (LocalJob job = new LocalJob(fixture(), 2, 1, MessengerConfig.defaults())) {
+            Fabric calls = Aggregation.traditional(job.rank(0), AggregationConfig.traditional()
+                    .withMaxDelay(Duration.ofSeconds(60)).withBatchBytes(1 << 20));
+            ThreadId dest = new ThreadId(1, 0);
+            for (long i = 0; i < 1000; i++) {
+                long s = i;
+                calls.call(dest, (RemoteContextConsumer<Inbox>) box -> box.record(0, s), null);
+            }
+            Aggregation.shutdown(calls);
+            Inbox inbox = (Inbox) contexts[1][0];
+            Thread receiver = Thread.ofPlatform().start(() -> {
+                job.rank(1).attach(0, inbox);
+                Aggregation.awaitShutdownSignals(job.rank(1), 1, Duration.ofSeconds(60));
+            });
+            receiver.join(60_000);
+            assertFalse(receiver.isAlive());
+            assertEquals(1000, inbox.received, "every pending call ran before the signal arrived");
+            assertNull(inbox.error);
+        }
+    }
+}

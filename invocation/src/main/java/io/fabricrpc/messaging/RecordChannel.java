@@ -1,0 +1,40 @@
+package io.fabricrpc.messaging;
+
+import io.fabricrpc.transport.Link;
+
+/**
+ * A one-way channel of records from one sender thread to one destination thread: a {@link Messenger}, or an
+ * aggregator built on one. Records sent on a channel are handled in the order sent. Used by one sender thread
+ * (implementations say what else may touch them).
+ */
+public interface RecordChannel extends AutoCloseable {
+    /**
+     * Sends (or buffers) one record with tag 0..127, optionally ORed with {@link ChunkLayout#TAG_NOTIFY}.
+     *
+     * @return false if the record was refused (the channel's full policy), true if it was sent or buffered
+     */
+    boolean send(int tag, RecordWriter writer);
+
+    /** Records accepted so far: the sequence number of the latest one. */
+    long recordsSent();
+
+    /** Records the receiver has handled, as of its latest push (pushed after TAG_NOTIFY records). */
+    long consumedRecords();
+
+    /** Completion ticket of the latest write issued on {@link #link()}. */
+    long lastTicket();
+
+    Link link();
+
+    /** The destination thread's id. */
+    long destination();
+
+    /** Sends everything buffered, waiting (bounded) for room if needed. */
+    void flush();
+
+    /** Bytes accepted but not yet written to the destination. */
+    long bufferedBytes();
+
+    @Override
+    void close();
+}

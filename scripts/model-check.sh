@@ -1,0 +1,155 @@
+#!/usr/bin/env bash
+# Exhaustively model-checks the mailbox protocol (model/*.pml) with Spin.
+#
+# Usage: scripts/model-check.sh [--full]
+#   --full  also runs the three largest configurations (7-9M states each, ~+35s CPU)
+#   MODEL_CHECK_JOBS  parallel pan runs (default 2)
+# Installs spin and gcc with apt-get when missing. Works in a temporary directory (kept,
+# with its trails, only when a check fails). Prints one line per check; exits non-zero
+# when any model has an error, when any search is incomplete (depth or memory limit), or
+# when the negative check (packet/flag reordering) does NOT find its violation.
+set -euo pipefail
+
+repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+models="$repo/model"
+memlim_mb=2048   # pan stops (and this script fails) rather than exhaust the machine
+maxdepth=200000  # well above the deepest search (~1.5k steps); reaching it fails the check
+
+die() { echo "model-check: $*" >&2; exit 2; }
+
+ensure_tools() {
+	local missing=() sudo=()
+	command -v spin >/dev/null 2>&1 || missing+=(spin)
+	command -v gcc >/dev/null 2>&1 || missing+=(gcc)
+	[ ${#missing[@]} -eq 0 ] && return 0
+	[ "$(id -u)" -eq 0 ] || sudo=(sudo)
+	echo "model-check: installing ${missing[*]} with apt-get" >&2
+	if ! { ${sudo[@]+"${sudo[@]}"} apt-get update -qq >/dev/null &&
+		${sudo[@]+"${sudo[@]}"} env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${missing[@]}" >/dev/null; }; then
+		die "could not install ${missing[*]} (need root or sudo, and apt access)"
+	fi
+	if ! command -v spin >/dev/null 2>&1 || ! command -v gcc >/dev/null 2>&1; then
+		die "spin or gcc still not on PATH after installing ${missing[*]}"
+	fi
+}
+
+full=0
+case "${1:-}" in
+	"") ;;
+	--full) full=1 ;;
+	*) die "usage: $0 [--full]" ;;
+esac
+jobs=${MODEL_CHECK_JOBS:-2}
+
+ensure_tools
+work=$(mktemp -d "${TMPDIR:-/tmp}/model-check.XXXXXX")
+keep=0
+cleanup() { if [ "$keep" -eq 0 ]; then rm -rf "$work"; else echo "model-check: work files kept in $work" >&2; fi; }
+trap cleanup EXIT
+
+started=$(date +%s.%N)
+echo "$(spin -V | head -1); pan limits: -DMEMLIM=${memlim_mb} -m${maxdepth}"
+
+# check NAME MODEL EXPECT SPIN_DEFINES CC_FLAGS PAN_FLAGS
+#   EXPECT: pass (no error, exhaustive) or violation (must report an error).
+#   Writes its one-line verdict to $work/NAME/result (first word ok or FAIL).
+check() {
+	local name=$1 model=$2 expect=$3 defs=$4 ccflags=$5 panflags=$6
+	local dir="$work/$name" out TIMEFORMAT='%R %U %S'   # for bash's time: wall, user, sys
+	mkdir -p "$dir"
+	cp "$models/$model" "$dir/"
+	exec >"$dir/result"
+	# shellcheck disable=SC2086 # flag lists are split on purpose
+	if ! (cd "$dir" && spin $defs -a "$model" >spin.log 2>&1 \
+		&& gcc -w -DMEMLIM=$memlim_mb $ccflags -o pan pan.c >cc.log 2>&1); then
+		printf 'FAIL  %-27s could not generate/compile the verifier:\n' "$name"
+		cat "$dir/spin.log" "$dir/cc.log" 2>/dev/null | head -20
+		return
+	fi
+	# shellcheck disable=SC2086
+	# pan's exit status says nothing useful: the verdict is parsed from its report below
+	{ time (cd "$dir" || exit; ./pan -m$maxdepth $panflags >pan.log 2>&1; true); } 2>"$dir/time"
+	out="$dir/pan.log"
+
+	local errors states transitions depth secs incomplete=""
+	errors=$(sed -n 's/.*errors: \([0-9][0-9]*\).*/\1/p' "$out" | tail -1)
+	states=$(sed -n 's/^ *\([0-9.e+]*\) states, stored.*/\1/p' "$out" | tail -1)
+	transitions=$(sed -n 's/^ *\([0-9.e+]*\) transitions.*/\1/p' "$out" | tail -1)
+	depth=$(sed -n 's/.*depth reached \([0-9]*\).*/\1/p' "$out" | tail -1)
+	secs=$(awk '{ printf "%.1fs (cpu %.1fs)", $1, $2 + $3 }' "$dir/time")   # pan only, not the compile
+	grep -q "max search depth too small" "$out" && incomplete="depth limit ${maxdepth} reached"
+	grep -q "reached -DMEMLIM bound" "$out" && incomplete="memory limit ${memlim_mb} MB reached"
+	[ -n "$errors" ] || incomplete="${incomplete:-pan gave no result}"
+	local stats="states=${states:-?} transitions=${transitions:-?} depth=${depth:-?} ${secs}"
+
+	if [ "$expect" = pass ]; then
+		# "Search not completed" is printed only when pan stops early (error or a limit)
+		if [ -z "$incomplete" ] && [ "$errors" = 0 ] && ! grep -q "Search not completed" "$out"; then
+			printf 'ok    %-27s %s\n' "$name" "$stats"
+		else
+			printf 'FAIL  %-27s errors=%s %s %s\n' "$name" "${errors:-?}" "${incomplete:+(incomplete: $incomplete)}" "$stats"
+			{ grep -E "^pan:|error:" "$out" | grep -v "elapsed time\|rate " | head -5 | sed 's/^/      /'; } || true
+			if ls "$dir"/*.trail >/dev/null 2>&1; then
+				echo "      replay the counterexample: cd $dir && spin -t -p $defs $model"
+			fi
+		fi
+	else
+		if [ -n "$errors" ] && [ "$errors" -gt 0 ]; then
+			printf 'ok    %-27s violation found, as expected: %s, %s\n' "$name" \
+				"$(grep -E "assertion violated|invalid end state" "$out" | head -1 | sed 's/^pan:1: //')" "$secs"
+		else
+			printf 'FAIL  %-27s expected a violation, found none (%s): the check has lost its teeth\n' "$name" "$stats"
+		fi
+	fi
+}
+
+# Checks run $jobs at a time; verdicts are printed in the order below.
+names=()
+run() {
+	names+=("$1")
+	while [ "$(jobs -rp | wc -l)" -ge "$jobs" ]; do wait -n || true; done
+	check "$@" &
+}
+
+safety="-DSAFETY -DCOLLAPSE"
+big="-O2 $safety"     # multi-million-state searches: optimise pan
+small="-O1 $safety"   # sub-million-state searches
+tiny="-O0 $safety"    # a few thousand states: compile time is everything
+
+# One port, one client thread, one server thread, calls forever (SYNC/ASYNC/streamed).
+run single-safety        mailbox_single.pml pass "" "$tiny" "-w18"
+run single-progress      mailbox_single.pml pass "" "-O0 -DNP" "-l -w18"
+# N ports, client and server threads with per-port locks, bounded calls per client thread.
+# STREAM=1: SYNC, ASYNC, streamed SYNC calls; STREAM=2: also streamed calls ending ASYNC.
+run ports-2p2c2s-x2      mailbox_ports.pml pass "-DNPORTS=2 -DNCLIENTS=2 -DNSERVERS=2 -DNCALLS=2 -DSTREAM=1" "$big" "-w23"
+run ports-2p2c2s-x1      mailbox_ports.pml pass "-DNPORTS=2 -DNCLIENTS=2 -DNSERVERS=2 -DNCALLS=1 -DSTREAM=2" "$small" "-w19"
+run ports-3p2c2s-x1      mailbox_ports.pml pass "-DNPORTS=3 -DNCLIENTS=2 -DNSERVERS=2 -DNCALLS=1 -DSTREAM=2" "$small" "-w20"
+run ports-2p3c2s-x1-sync mailbox_ports.pml pass "-DNPORTS=2 -DNCLIENTS=3 -DNSERVERS=2 -DNCALLS=1 -DSTREAM=0" "$small" "-w21"
+run ports-emptybit       mailbox_ports.pml pass "-DNPORTS=2 -DNCLIENTS=2 -DNSERVERS=2 -DNCALLS=1 -DSTREAM=2 -DEMPTY_BIT" "$small" "-w20"
+run ports-ltl-all-finish mailbox_ports.pml pass "-DNPORTS=2 -DNCLIENTS=2 -DNSERVERS=2 -DNCALLS=1 -DSTREAM=2 -DLIVENESS" "-O1 -DNFAIR=3" "-a -f -w20"
+# The same checks with the fused atomic steps split (validates the reduction, see SPLIT).
+run single-unfused       mailbox_single.pml pass "-DUNFUSED" "$tiny" "-w18"
+run ports-3p2c2s-x1-unfused mailbox_ports.pml pass "-DNPORTS=3 -DNCLIENTS=2 -DNSERVERS=2 -DNCALLS=1 -DSTREAM=2 -DUNFUSED" "$small" "-w21"
+if [ "$full" -eq 1 ]; then
+	run ports-2p2c2s-x2-stream2 mailbox_ports.pml pass "-DNPORTS=2 -DNCLIENTS=2 -DNSERVERS=2 -DNCALLS=2 -DSTREAM=2" "$big" "-w24"
+	run ports-2p3c2s-x1      mailbox_ports.pml pass "-DNPORTS=2 -DNCLIENTS=3 -DNSERVERS=2 -DNCALLS=1 -DSTREAM=2" "$big" "-w24"
+	run ports-3p3c2s-x1-sync mailbox_ports.pml pass "-DNPORTS=3 -DNCLIENTS=3 -DNSERVERS=2 -DNCALLS=1 -DSTREAM=0" "$big" "-w24"
+fi
+# Negative checks: packet and flag writes of a send may land in either order.
+run single-reorder-NEG   mailbox_single.pml violation "-DREORDER" "$tiny" "-w18"
+run ports-reorder-NEG    mailbox_ports.pml violation "-DNPORTS=2 -DNCLIENTS=2 -DNSERVERS=2 -DNCALLS=1 -DSTREAM=2 -DREORDER" "$small" "-w20"
+wait
+
+failures=0
+for n in "${names[@]}"; do
+	if [ -s "$work/$n/result" ]; then cat "$work/$n/result"; else echo "FAIL  $n: no verdict"; fi
+	head -1 "$work/$n/result" 2>/dev/null | grep -q '^ok ' || failures=$((failures + 1))
+done
+[ "$failures" -eq 0 ] || keep=1
+
+total=$(awk -v a="$started" -v b="$(date +%s.%N)" 'BEGIN { printf "%.1f", b - a }')
+if [ "$failures" -gt 0 ]; then
+	echo "model-check: FAILED ($failures check(s)) in ${total}s" >&2
+	exit 1
+fi
+echo "model-check: all checks passed in ${total}s"

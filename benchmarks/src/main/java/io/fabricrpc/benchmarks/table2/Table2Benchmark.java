@@ -23,8 +23,9 @@ import java.util.concurrent.Callable;
 /**
  * Seriema's Table 2 (§5.2) on shared memory: throughput of calls from one sender thread in one JVM to one
  * receiver thread in another, per column ({@code send}: {@code Fabric.callSend}; {@code write}: {@code Fabric.call}
- * through messengers; {@code raw}: an Agrona ring moving the same bytes without serialization or invocation;
- * more in {@link Columns}) and per payload size (8, 64, 256 bytes of captured longs).
+ * through messengers; {@code trad} and {@code ovfl}: {@code call} through the traditional and the overflow
+ * aggregation views; {@code raw}: an Agrona ring moving the same bytes without serialization or invocation; see
+ * {@link Columns}) and per payload size (8, 64, 256 bytes of captured longs).
  *
  * <p>Starts a 2-process job ({@link Table2Rank}) with the fabric's {@link LocalLauncher}, collects rank 0's
  * results, writes the Markdown report and a PNG chart next to it, and prints the summary. Columns are
@@ -39,7 +40,7 @@ public final class Table2Benchmark implements Callable<Integer> {
     double seconds;
     @Option(names = "--slice", defaultValue = "0.1", description = "Each column's seconds are cut into slices of this length, the columns alternating slice by slice (rotating which goes first), so that bursts of load from other processes fall on every column alike (default ${DEFAULT-VALUE}).")
     double slice;
-    @Option(names = "--warmup", defaultValue = "1", description = "Warm-up seconds per column and size, before the rounds (default ${DEFAULT-VALUE}).")
+    @Option(names = "--warmup", defaultValue = "0.6", description = "Warm-up seconds per column and size, before the rounds (default ${DEFAULT-VALUE}).")
     double warmup;
     @Option(names = "--sizes", defaultValue = "8,64,256", split = ",", description = "Payload sizes, each 8, 64 or 256 (default ${DEFAULT-VALUE}).")
     List<Integer> sizes;
@@ -249,6 +250,10 @@ public final class Table2Benchmark implements Callable<Integer> {
                         + "- `send`: no per-pair memory; each worker has a fixed 1 MiB queue the service thread routes"
                         + " into (`FabricRuntime.SEND_QUEUE_BYTES`), behind the transport's per-endpoint message"
                         + " queue.%n"
+                        + "- `trad`, `ovfl`: each aggregation view has messengers of its own (the same bound again per"
+                        + " sender and destination). `trad` batches into the messenger's staging chunk and sends 4 KiB"
+                        + " batches (`AggregationConfig.traditional()`); `ovfl` sends directly while the chunks have"
+                        + " room and keeps what exceeds in a region of at most 16 MiB (`AggregationConfig.overflow()`).%n"
                         + "- `raw`: one ring of %d KiB (+ %d B trailer), the same budget as one messenger.",
                 cMax, chunkSize, messenger / 1024, c, chunkSize / 1024, capacity / 1024,
                 org.agrona.concurrent.ringbuffer.RingBufferDescriptor.TRAILER_LENGTH);

@@ -16,6 +16,20 @@ fi
 
 step "Maven build and tests (JDK: $JAVA_HOME)"
 mvn -B -ntp install || status=1
+# Totals over every module's Surefire reports, as one plain line.
+python3 - <<'PY' || true
+import glob, re
+t = f = s = 0
+for report in glob.glob("*/target/surefire-reports/TEST-*.xml"):
+    head = open(report, encoding="utf-8", errors="replace").read(2000)
+    m = re.search(r'<testsuite[^>]*', head)
+    if not m:
+        continue
+    attrs = dict(re.findall(r'(\w+)="([^"]*)"', m.group(0)))
+    t += int(attrs.get("tests", 0)); s += int(attrs.get("skipped", 0))
+    f += int(attrs.get("failures", 0)) + int(attrs.get("errors", 0))
+print(f"host: {t - f - s} passed, {f} failed, {s} skipped")
+PY
 
 if [ -x scripts/model-check.sh ]; then
   step "Spin model check of the mailbox protocol"

@@ -73,6 +73,14 @@ public final class Aggregation {
         aggregating.shutdownChannels();
     }
 
+    /** Bytes of the calling thread's calls that {@code view} holds locally (batched or exceeding), not yet sent. */
+    public static long bufferedBytes(Fabric view) {
+        if (!(view instanceof FabricView aggregating)) {
+            throw new IllegalArgumentException("not an aggregating view: " + view);
+        }
+        return aggregating.bufferedBytes();
+    }
+
     /**
      * Runs the calling worker's calls until it has received {@code signals} shutdown signals (one per symmetrical
      * aggregator that shut down), or fails after {@code timeout}.

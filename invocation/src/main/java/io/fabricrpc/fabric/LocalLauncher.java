@@ -370,6 +370,16 @@ public final class LocalLauncher implements AutoCloseable {
         }
     }
 
+    /**
+     * The module and native-access flags this JVM was started with ({@code --add-*}, {@code --enable-native-access},
+     * {@code --sun-misc-*}), which child JVMs of the same program need too.
+     */
+    public static java.util.List<String> inheritedJvmFlags() {
+        return java.lang.management.ManagementFactory.getRuntimeMXBean().getInputArguments().stream()
+                .filter(a -> a.startsWith("--add-") || a.startsWith("--enable-native-access") || a.startsWith("--sun-misc"))
+                .toList();
+    }
+
     /** A currently free loopback port (the coordinator binds it moments later). */
     static int freeLoopbackPort() {
         try (ServerSocket s = new ServerSocket()) {

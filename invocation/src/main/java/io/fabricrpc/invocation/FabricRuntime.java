@@ -310,6 +310,21 @@ public final class FabricRuntime implements Fabric {
         return context.receiver.shutdownSignals;
     }
 
+    long bufferedBytes(int view) {
+        ThreadContext context = context();
+        int previous = context.view;
+        context.view = view;
+        try {
+            long bytes = 0;
+            for (RecordChannel channel : context.channels()) {
+                bytes += channel == null ? 0 : channel.bufferedBytes();
+            }
+            return bytes;
+        } finally {
+            context.view = previous;
+        }
+    }
+
     /** Flushes the calling thread's channels of one view. */
     void flushView(int view) {
         ThreadContext context = context();
@@ -464,50 +479,8 @@ public final class FabricRuntime implements Fabric {
             channels[global] = channel;
             context.encoders()[global] = new CallEncoder(registry, ThreadId.fromLong(sender) + " -> "
                     + ThreadId.fromLong(ThreadId.pack(destRank, global % threads)));
-            RecordChannel c = channel;
             context.targets()[global] = new ThreadContext.MessengerTargets(
-                    new SyncTarget() {
-                        @Override
-                        public boolean reached(long ticket) {
-                            return c.link().isComplete(ticket);
-                        }
-
-                        @Override
-                        public void checkAlive() {
-                            FabricRuntime.this.checkAlive(destRank);
-                        }
-
-                        @Override
-                        public void helpWhileWaiting() {
-                            help();
-                        }
-
-                        @Override
-                        public String describe(long ticket) {
-                            return "write " + ticket + " to rank " + destRank;
-                        }
-                    },
-                    new SyncTarget() {
-                        @Override
-                        public boolean reached(long record) {
-                            return c.consumedRecords() >= record;
-                        }
-
-                        @Override
-                        public void checkAlive() {
-                            FabricRuntime.this.checkAlive(destRank);
-                        }
-
-                        @Override
-                        public void helpWhileWaiting() {
-                            help();
-                        }
-
-                        @Override
-                        public String describe(long record) {
-                            return "call " + record + " on " + c;
-                        }
-                    });
+                    new ChannelTarget(this, channel, destRank, false), new ChannelTarget(this, channel, destRank, true));
         }
         return channel;
     }

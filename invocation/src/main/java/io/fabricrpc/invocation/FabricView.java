@@ -197,6 +197,11 @@ public final class FabricView implements Fabric {
         runtime.shutdownView(view);
     }
 
+    /** Bytes the calling thread's channels of this view hold locally. */
+    public long bufferedBytes() {
+        return runtime.bufferedBytes(view);
+    }
+
     public FabricRuntime runtime() {
         return runtime;
     }

@@ -182,7 +182,7 @@ class JobConfigTest {
     void builderValidation() {
         JobConfig.Builder b = JobConfig.builder().rank(1).size(2).coordinator("127.0.0.1", 0).jobSecret(SECRET);
         assertTrue(assertThrows(IllegalArgumentException.class, b::build).getMessage().contains("only valid for rank 0"));
-        b.coordinator("127.0.0.1", 7000).heartbeatInterval(Duration.ofMillis(300));
+        b.coordinator("127.0.0.1", 7000).heartbeatInterval(JobConfig.DEFAULT_FAILURE_TIMEOUT.dividedBy(2).plusMillis(1));
         assertTrue(assertThrows(IllegalArgumentException.class, b::build).getMessage()
             .contains("at least twice the heartbeat"));
     }

@@ -4,7 +4,6 @@ import io.fabricrpc.fabric.LocalLauncher;
 import io.fabricrpc.transport.TransportFixture;
 import org.junit.jupiter.api.Test;
 
-import java.lang.management.ManagementFactory;
 import java.time.Duration;
 import java.time.Instant;
 import java.time.temporal.ChronoUnit;
@@ -18,9 +17,7 @@ public abstract class FabricCrossProcessTest {
     protected abstract TransportFixture fixture();
 
     private LocalLauncher launch(int processes, int threads, String... args) {
-        List<String> jvm = new ArrayList<>(ManagementFactory.getRuntimeMXBean().getInputArguments().stream()
-                .filter(a -> a.startsWith("--add-") || a.startsWith("--enable-native-access") || a.startsWith("--sun-misc"))
-                .toList());
+        List<String> jvm = new ArrayList<>(LocalLauncher.inheritedJvmFlags());
         jvm.add("-Xmx256m");
         fixture().config().forEach((k, v) -> jvm.add("-D" + k + "=" + v));
         return LocalLauncher.builder(FabricScenarioMain.class).processes(processes).threadsPerProcess(threads)

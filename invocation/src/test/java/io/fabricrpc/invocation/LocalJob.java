@@ -67,6 +67,30 @@ public final class LocalJob implements AutoCloseable {
         }
     }
 
+    /** One {@link FabricTest.Inbox} per worker, as contexts for {@link #runWorkers}. */
+    public static Object[][] inboxes(int processes, int threads) {
+        Object[][] contexts = new Object[processes][threads];
+        for (int r = 0; r < processes; r++) {
+            for (int i = 0; i < threads; i++) {
+                contexts[r][i] = new FabricTest.Inbox(processes * threads);
+            }
+        }
+        return contexts;
+    }
+
+    /** Runs the calling worker's calls until {@code done} holds; fails after two minutes. */
+    public static void processUntil(Fabric fabric, java.util.function.BooleanSupplier done, String what) {
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(120);
+        while (!done.getAsBoolean()) {
+            if (fabric.processCalls() == 0) {
+                Thread.onSpinWait();
+            }
+            if (System.nanoTime() > deadline) {
+                throw new AssertionError("timed out waiting for " + what);
+            }
+        }
+    }
+
     public Fabric rank(int rank) {
         return fabrics.get(rank);
     }

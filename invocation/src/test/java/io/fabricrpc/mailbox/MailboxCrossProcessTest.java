@@ -40,11 +40,7 @@ public abstract class MailboxCrossProcessTest {
         ServerProcess(int threads) throws IOException {
             List<String> command = new ArrayList<>();
             command.add(Path.of(System.getProperty("java.home"), "bin", "java").toString());
-            // The same module flags as this JVM (Agrona and DiSNI need theirs).
-            java.lang.management.ManagementFactory.getRuntimeMXBean().getInputArguments().stream()
-                    .filter(a -> a.startsWith("--add-") || a.startsWith("--enable-native-access")
-                            || a.startsWith("--sun-misc"))
-                    .forEach(command::add);
+            command.addAll(io.fabricrpc.fabric.LocalLauncher.inheritedJvmFlags()); // Agrona and DiSNI need theirs
             command.add("-Xmx256m");
             fixture().config().forEach((k, v) -> command.add("-D" + k + "=" + v));
             command.add("-cp");

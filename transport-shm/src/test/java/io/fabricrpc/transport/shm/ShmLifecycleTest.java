@@ -12,7 +12,6 @@ import org.junit.jupiter.api.io.TempDir;
 import java.io.BufferedReader;
 import java.io.IOException;
 import java.io.InputStreamReader;
-import java.lang.management.ManagementFactory;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.attribute.PosixFilePermissions;
@@ -81,9 +80,7 @@ class ShmLifecycleTest {
     private Process child() throws IOException {
         List<String> command = new ArrayList<>();
         command.add(Path.of(System.getProperty("java.home"), "bin", "java").toString());
-        ManagementFactory.getRuntimeMXBean().getInputArguments().stream()
-                .filter(a -> a.startsWith("--add-") || a.startsWith("--enable-native-access") || a.startsWith("--sun-misc"))
-                .forEach(command::add);
+        command.addAll(io.fabricrpc.fabric.LocalLauncher.inheritedJvmFlags());
         command.addAll(List.of("-Xmx64m", "-cp", System.getProperty("java.class.path"),
                 ShmEndpointProcess.class.getName(), base.toString()));
         return new ProcessBuilder(command).redirectError(ProcessBuilder.Redirect.INHERIT).start();

@@ -1,0 +1,73 @@
+#!/usr/bin/env bash
+# Runs transport-rdma's RDMA test suite against real verbs:
+#   natively when `ibv_devices` lists a device, otherwise inside a Soft-RoCE guest (scripts/softroce/guest-run.sh).
+#
+#   scripts/rdma-tests.sh [--native|--guest] [JUnit console selector...]
+#     default selector: --select-package io.fabricrpc.transport.rdma
+#     e.g. scripts/rdma-tests.sh --select-class io.fabricrpc.transport.rdma.verbs.VerbsApiTest
+#
+# Prerequisite: `mvn install` (or `mvn verify`) has built transport-rdma on the host (classes, test classes,
+# target/rdma-test-classpath.txt, target/rdma-test-launcher/). Nothing is compiled here or in the guest.
+# Extra JVM options for the test JVM: FABRICRPC_RDMA_TEST_OPTS (e.g. -Dfabricrpc.rdma.hygiene.iterations=100).
+# Output: the JUnit tree, a Surefire-style `Tests run: N, Failures: F, Errors: 0, Skipped: S` line and a final
+# `N passed, N failed` line. Exit: 0 all passed; 1 a test failed or none ran; 2 not built;
+# 124 guest timed out; 125 guest failed to boot. Reports: transport-rdma/target/rdma-test-reports/.
+set -euo pipefail
+
+ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+MOD="$ROOT/transport-rdma"
+JAVA_HOME=${JAVA_HOME:-/usr/lib/jvm/temurin-25-jdk-amd64}
+export JAVA_HOME
+MODE=auto
+case "${1:-}" in
+  --native) MODE=native; shift ;;
+  --guest) MODE=guest; shift ;;
+  --in-place) MODE=in-place; shift ;;
+esac
+SELECTORS=("$@")
+[ ${#SELECTORS[@]} -gt 0 ] || SELECTORS=(--select-package io.fabricrpc.transport.rdma)
+
+LAUNCHER="$MOD/target/rdma-test-launcher/junit-platform-console-standalone.jar"
+for f in "$MOD/target/rdma-test-classpath.txt" "$LAUNCHER" "$MOD/target/test-classes" \
+         "$MOD/target/classes/io/fabricrpc/transport/rdma/nativelib/linux-x86_64/libdisni.so"; do
+  [ -e "$f" ] || { echo "rdma-tests: $f is missing: run 'mvn install' first" >&2; exit 2; }
+done
+
+has_device() { command -v ibv_devices >/dev/null && [ "$(ibv_devices 2>/dev/null | awk 'NR>2 && NF' | wc -l)" -gt 0 ]; }
+
+run_in_place() {
+  ulimit -l unlimited 2>/dev/null || echo "rdma-tests: cannot raise the memlock limit (now $(ulimit -l) KiB)" >&2
+  local reports="$MOD/target/rdma-test-reports" out rc
+  rm -rf "$reports"; mkdir -p "$reports"
+  local cp="$MOD/target/test-classes:$MOD/target/classes:$(cat "$MOD/target/rdma-test-classpath.txt"):$LAUNCHER"
+  out="$reports/console.txt"
+  set +e
+  # -Dfabricrpc.rdma.required: device tests fail instead of skipping if the verbs stack is missing here.
+  "$JAVA_HOME/bin/java" --enable-native-access=ALL-UNNAMED --add-exports java.base/sun.nio.ch=ALL-UNNAMED \
+    -Dfabricrpc.rdma.required=true -Xmx512m ${FABRICRPC_RDMA_TEST_OPTS:-} -cp "$cp" org.junit.platform.console.ConsoleLauncher execute \
+    --disable-banner --disable-ansi-colors --details=tree --reports-dir "$reports" "${SELECTORS[@]}" 2>&1 | tee "$out"
+  rc=${PIPESTATUS[0]}
+  set -e
+  local found failed skipped aborted passed
+  num() { awk -v k="$1" '$0 ~ "tests " k {for (i = 1; i <= NF; i++) if ($i ~ /^[0-9]+$/) {print $i; exit}}' "$out"; }
+  found=$(num found); failed=$(num failed); skipped=$(num skipped); aborted=$(num aborted); passed=$(num successful)
+  found=${found:-0} failed=${failed:-0} skipped=${skipped:-0} aborted=${aborted:-0} passed=${passed:-0}
+  echo "Tests run: $((found - skipped)), Failures: $failed, Errors: 0, Skipped: $((skipped + aborted)) -- in transport-rdma (real verbs)"
+  echo "$passed passed, $failed failed"
+  if [ "$rc" -ne 0 ] || [ "$failed" -ne 0 ] || [ "$passed" -eq 0 ]; then return 1; fi
+  return 0
+}
+
+if [ "$MODE" = auto ]; then
+  if has_device; then MODE=native; else MODE=guest; fi
+fi
+case "$MODE" in
+  native|in-place)
+    cd "$ROOT"
+    run_in_place ;;
+  guest)
+    echo "rdma-tests: no RDMA device on this machine; running the suite in a Soft-RoCE guest" >&2
+    mkdir -p "$MOD/target/rdma-test-reports"
+    cd "$ROOT"
+    exec "$ROOT/scripts/softroce/guest-run.sh" --rw "$MOD/target" -- "$ROOT/scripts/rdma-tests.sh" --in-place "${SELECTORS[@]}" ;;
+esac

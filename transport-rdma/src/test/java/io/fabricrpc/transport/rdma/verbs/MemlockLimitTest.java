@@ -1,0 +1,39 @@
+package io.fabricrpc.transport.rdma.verbs;
+
+import static org.junit.jupiter.api.Assertions.assertTrue;
+import static org.junit.jupiter.api.Assumptions.assumeTrue;
+
+import io.fabricrpc.transport.rdma.RdmaTestSupport;
+import java.net.InetSocketAddress;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.List;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.condition.EnabledIf;
+
+/**
+ * A memlock limit too low for the registration gives an exception that states the limit and how to raise it.
+ * Runs a child JVM with {@code ulimit -l 64} and without CAP_IPC_LOCK (which otherwise exempts root).
+ */
+@EnabledIf("io.fabricrpc.transport.rdma.RdmaTestSupport#rdmaAvailable")
+class MemlockLimitTest {
+
+    @Test
+    void registrationBeyondTheMemlockLimitSaysHowToRaiseIt() throws Exception {
+        assumeTrue(Files.isExecutable(Path.of("/usr/bin/setpriv")), "needs setpriv (util-linux)");
+        InetSocketAddress address = RdmaTestSupport.nextAddress();
+        String java = Path.of(System.getProperty("java.home"), "bin", "java").toString();
+        String cmd = "ulimit -l 64 && exec setpriv --inh-caps=-ipc_lock --bounding-set=-ipc_lock " + java
+                + " --enable-native-access=ALL-UNNAMED " + RdmaTestSupport.JVM_FLAGS_EXPORTS + " -Xmx128m -cp '"
+                + System.getProperty("java.class.path") + "' " + MemlockProbe.class.getName() + " "
+                + address.getAddress().getHostAddress() + " " + address.getPort();
+        Process p = new ProcessBuilder(List.of("bash", "-c", cmd)).redirectErrorStream(true).start();
+        String out = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
+        assertTrue(p.waitFor(120, TimeUnit.SECONDS), "probe did not finish");
+        System.out.println("[probe] " + out.trim());
+        assertTrue(out.contains("FAILED ibv_reg_mr"), out);
+        assertTrue(out.contains("RLIMIT_MEMLOCK") && out.contains("65536 bytes") && out.contains("ulimit -l unlimited"), out);
+    }
+}

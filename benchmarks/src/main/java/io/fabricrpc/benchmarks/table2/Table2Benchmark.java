@@ -9,7 +9,6 @@ import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;
 
 import java.io.IOException;
-import java.lang.management.ManagementFactory;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -134,9 +133,7 @@ public final class Table2Benchmark implements Callable<Integer> {
     }
 
     private List<String> runJob(Path file, int capacity) {
-        List<String> jvm = new ArrayList<>(ManagementFactory.getRuntimeMXBean().getInputArguments().stream()
-                .filter(a -> a.startsWith("--add-") || a.startsWith("--enable-native-access") || a.startsWith("--sun-misc"))
-                .toList());
+        List<String> jvm = new ArrayList<>(LocalLauncher.inheritedJvmFlags());
         jvm.add("-Xmx512m");
         jvm.add("-Dfabric.transport=shm");
         jvm.add("-Dshm.dir=" + shmDir);

@@ -15,7 +15,7 @@ import java.util.Optional;
  * On a loaded two-CPU machine the scheduler otherwise tends to put two ping-pong threads on the same CPU, where
  * every round trip costs context switches and the benchmark measures the scheduler, not the protocol.
  */
-final class CpuAffinity {
+public final class CpuAffinity {
     private static final int MASK_BYTES = 128; // cpu_set_t: 1024 CPUs
     private static final StructLayout CAPTURED = Linker.Option.captureStateLayout();
     private static final VarHandle ERRNO = CAPTURED.varHandle(java.lang.foreign.MemoryLayout.PathElement.groupElement("errno"));
@@ -36,7 +36,7 @@ final class CpuAffinity {
      *
      * @throws IllegalStateException if the system has no sched_setaffinity or refuses (the message has errno)
      */
-    static void pinCurrentThread(int cpu) {
+    public static void pinCurrentThread(int cpu) {
         if (cpu < 0 || cpu >= MASK_BYTES * 8) {
             throw new IllegalArgumentException("cpu must be in [0, " + MASK_BYTES * 8 + "), got " + cpu);
         }

@@ -13,14 +13,14 @@ import java.util.Locale;
 import java.util.stream.Collectors;
 
 /** The results of a run as Markdown (the committed results file) and as a console summary. */
-record Report(Machine machine, double loadBefore, double loadAfter, String parameters, String note,
+public record Report(Machine machine, double loadBefore, double loadAfter, String parameters, String note,
               List<PlacementResult> placements) {
     static final double CROSS_PROCESS_TARGET = 2.0;
 
     /** What the numbers were measured on. */
-    record Machine(String cpu, int logicalCpus, boolean virtualised, String memory, String kernel, String jdk,
+    public record Machine(String cpu, int logicalCpus, boolean virtualised, String memory, String kernel, String jdk,
                    String gc, Instant date) {
-        static Machine describe() {
+        public static Machine describe() {
             String cpuinfo = read("/proc/cpuinfo");
             String cpu = cpuinfo.lines().filter(l -> l.startsWith("model name")).findFirst()
                     .map(l -> l.substring(l.indexOf(':') + 1).trim()).orElse("unknown (no /proc/cpuinfo model name)");
@@ -40,7 +40,7 @@ record Report(Machine machine, double loadBefore, double loadAfter, String param
         }
 
         /** The 1-minute load average, or NaN where /proc/loadavg is missing. */
-        static double loadAverage() {
+        public static double loadAverage() {
             String text = read("/proc/loadavg").trim();
             try {
                 return Double.parseDouble(text.split("\\s+")[0]);

@@ -22,7 +22,7 @@ import java.util.Set;
  * {@code bench-*.ring}, so the transport's stale-file sweep (which owns {@code ep-*} and {@code rg-*}) leaves it
  * alone. Not thread-safe; the creator deletes the file on close.
  */
-final class SharedRingFile implements AutoCloseable {
+public final class SharedRingFile implements AutoCloseable {
     private static final Set<PosixFilePermission> DIR_PERMS = PosixFilePermissions.fromString("rwx------");
     private static final Set<PosixFilePermission> FILE_PERMS = PosixFilePermissions.fromString("rw-------");
 
@@ -39,7 +39,7 @@ final class SharedRingFile implements AutoCloseable {
     }
 
     /** Creates a zero-filled file of {@code length} bytes and maps it. */
-    static SharedRingFile create(Path base, int length) {
+    public static SharedRingFile create(Path base, int length) {
         Path dir = userDirectory(base);
         Path file = dir.resolve("bench-" + ProcessHandle.current().pid() + "-" + Long.toHexString(System.nanoTime())
                 + ".ring");
@@ -59,7 +59,7 @@ final class SharedRingFile implements AutoCloseable {
     }
 
     /** Maps a file made by {@link #create} in another process; checks its size, owner and mode. */
-    static SharedRingFile open(Path file, int length) {
+    public static SharedRingFile open(Path file, int length) {
         Arena arena = Arena.ofShared();
         try {
             PosixFileAttributes attrs = Files.readAttributes(file, PosixFileAttributes.class, LinkOption.NOFOLLOW_LINKS);
@@ -101,11 +101,11 @@ final class SharedRingFile implements AutoCloseable {
         }
     }
 
-    Path path() {
+    public Path path() {
         return path;
     }
 
-    UnsafeBuffer buffer() {
+    public UnsafeBuffer buffer() {
         return buffer;
     }
 

@@ -1,0 +1,27 @@
+package io.fabricrpc.benchmarks.table2;
+
+/**
+ * One column of Table 2: a way to move calls of a given payload size from the sender thread (rank 0) to the
+ * receiver thread (rank 1) and run them there. Each rank builds the same columns on its measuring thread (after
+ * {@code attach}); the sender uses {@link #sendUntil} and {@link #flush}, the receiver {@link #poll}. Confined to
+ * that thread.
+ */
+public interface Column {
+    /** The column's name in the table (e.g. {@code write}). */
+    String name();
+
+    /**
+     * Sends calls {@code first, first+1, ...} of {@code payloadBytes} each (see {@link Payloads}) until
+     * {@code deadlineNanos} ({@link System#nanoTime()}, checked every few hundred calls).
+     *
+     * @return the number of calls sent
+     * @throws IllegalStateException if a call is refused or the destination stops consuming (with the values)
+     */
+    long sendUntil(int payloadBytes, long first, long deadlineNanos);
+
+    /** Pushes out whatever the column buffers (aggregation); part of the timed interval. */
+    void flush();
+
+    /** Runs the calls that have arrived (their bodies count into {@link Payloads.Sink}); returns how many ran. */
+    int poll();
+}

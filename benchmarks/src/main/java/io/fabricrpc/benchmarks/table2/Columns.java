@@ -1,0 +1,55 @@
+package io.fabricrpc.benchmarks.table2;
+
+import io.fabricrpc.aggregation.Aggregation;
+import io.fabricrpc.aggregation.AggregationConfig;
+import io.fabricrpc.api.Fabric;
+import io.fabricrpc.fabric.ThreadId;
+import org.agrona.concurrent.UnsafeBuffer;
+
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.function.Function;
+
+/**
+ * The named columns a run can measure, in the order a full table shows them. A column is built the same way on
+ * both ranks, on the measuring thread, from a {@link Context}.
+ *
+ * <p>Adding a column is one entry in {@link #FACTORIES} (a fabric view such as the aggregation columns' is a
+ * {@link FabricColumn} over that view); {@link Table2Report#RATIOS} lists the ratios to report.
+ */
+public final class Columns {
+    /** What a column is built from: the rank's fabric (the thread is attached), the other rank's thread, the ring. */
+    public record Context(Fabric fabric, ThreadId peer, UnsafeBuffer rawRing, long timeoutMillis) {
+    }
+
+    private static final Map<String, Function<Context, Column>> FACTORIES = new LinkedHashMap<>();
+
+    static {
+        FACTORIES.put("send", ctx -> new FabricColumn("send", ctx.fabric(), ctx.peer(), true));
+        FACTORIES.put("write", ctx -> new FabricColumn("write", ctx.fabric(), ctx.peer(), false));
+        // Seriema's RDMAAggregator modes: each view has its own messengers, flushed at the end of every measurement.
+        FACTORIES.put("trad", ctx -> new FabricColumn("trad",
+                Aggregation.traditional(ctx.fabric(), AggregationConfig.traditional()), ctx.peer(), false));
+        FACTORIES.put("ovfl", ctx -> new FabricColumn("ovfl",
+                Aggregation.overflow(ctx.fabric(), AggregationConfig.overflow()), ctx.peer(), false));
+        FACTORIES.put("raw", ctx -> new RawRingColumn(ctx.rawRing(), ctx.timeoutMillis()));
+    }
+
+    private Columns() {
+    }
+
+    /** Every column name this build knows, in table order. */
+    public static List<String> known() {
+        return List.copyOf(FACTORIES.keySet());
+    }
+
+    /** The column named {@code name}, built on the calling (attached) thread. */
+    public static Column create(String name, Context context) {
+        Function<Context, Column> factory = FACTORIES.get(name);
+        if (factory == null) {
+            throw new IllegalArgumentException("unknown column '" + name + "', known: " + known());
+        }
+        return factory.apply(context);
+    }
+}

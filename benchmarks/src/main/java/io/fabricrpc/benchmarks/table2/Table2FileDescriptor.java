@@ -1,0 +1,70 @@
+package io.fabricrpc.benchmarks.table2;
+
+import org.agrona.concurrent.ringbuffer.RingBufferDescriptor;
+
+/**
+ * Layout of the shared file both ranks of a Table 2 run map (a 0600 {@code bench-*.ring} file in the transport's
+ * per-user 0700 directory): a control block through which the sender (rank 0) drives the receiver (rank 1)
+ * measurement by measurement, followed by the {@code raw} column's Agrona ring. The control block is the same
+ * for every column, so it costs every column alike, and none of it is touched per call.
+ *
+ * <pre>
+ *   0                   64                  128                 192
+ *   +-------------------+-------------------+-------------------+-------------------+
+ *   | command seq (8)   | ack seq (8)       | received (8)      | ready (8)         |
+ *   | column (4)        |                   |                   |                   |
+ *   | payload bytes (4) |                   |                   |                   |
+ *   +-------------------+-------------------+-------------------+-------------------+
+ *   256: result line: receiver allocated bytes (8) | receiver sum (8) | receiver count (8) |
+ *        bytes the receiver's other threads allocated (8) | receiver thread CPU nanoseconds (8)
+ *   +-------------------------------------------------------------------------------+
+ *   CONTROL_LENGTH (4096): raw column's OneToOneRingBuffer: capacity + RingBufferDescriptor.TRAILER_LENGTH
+ *   +-------------------------------------------------------------------------------+
+ * </pre>
+ *
+ * <ul>
+ *   <li>command seq: written by the sender with a release store after the column and payload fields, so the
+ *       receiver's acquire load of a new sequence sees them. Column {@link #COLUMN_PAUSE} ends a measurement,
+ *       {@link #COLUMN_STOP} ends the run.</li>
+ *   <li>ack seq: the receiver's release store once it has acted on a command (reset its counters, or written
+ *       the result line, which the release orders before the ack).</li>
+ *   <li>received: calls the receiver has run in the current measurement, release-stored after each poll that ran
+ *       some; the sender reads it only after it stopped sending.</li>
+ *   <li>ready: 1 once the receiver has joined and built its columns (release).</li>
+ * </ul>
+ * Each word the two sides write sits on its own cache line.
+ */
+public final class Table2FileDescriptor {
+    public static final int COMMAND_SEQUENCE_OFFSET = 0;
+    public static final int COMMAND_COLUMN_OFFSET = 8;
+    public static final int COMMAND_PAYLOAD_OFFSET = 12;
+    public static final int ACK_SEQUENCE_OFFSET = 64;
+    public static final int RECEIVED_OFFSET = 128;
+    public static final int READY_OFFSET = 192;
+    public static final int RESULT_ALLOCATED_OFFSET = 256;
+    public static final int RESULT_SUM_OFFSET = 264;
+    public static final int RESULT_COUNT_OFFSET = 272;
+    public static final int RESULT_OTHERS_ALLOCATED_OFFSET = 280;
+    public static final int RESULT_CPU_NANOS_OFFSET = 288;
+    /** Bytes before the ring; a page, so the ring starts page-aligned. */
+    public static final int CONTROL_LENGTH = 4096;
+    public static final int RING_OFFSET = CONTROL_LENGTH;
+
+    /** Command column value ending the current measurement. */
+    public static final int COLUMN_PAUSE = -1;
+    /** Command column value ending the run. */
+    public static final int COLUMN_STOP = -2;
+
+    private Table2FileDescriptor() {
+    }
+
+    /** Bytes of the raw column's ring region for a ring of {@code capacity} data bytes (a power of two). */
+    public static int ringLength(int capacity) {
+        return capacity + RingBufferDescriptor.TRAILER_LENGTH;
+    }
+
+    /** Length of the whole file. */
+    public static int fileLength(int ringCapacity) {
+        return CONTROL_LENGTH + ringLength(ringCapacity);
+    }
+}

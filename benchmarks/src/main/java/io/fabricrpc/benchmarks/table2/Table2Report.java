@@ -1,0 +1,293 @@
+package io.fabricrpc.benchmarks.table2;
+
+import io.fabricrpc.benchmarks.Report;
+
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import java.util.function.ToDoubleFunction;
+
+/**
+ * The results of a Table 2 run as Markdown (the committed results file) and a console summary: median calls/s and
+ * MB/s per column and size, the medians of per-round ratios between columns, the targets, memory per messenger
+ * and allocation per call.
+ */
+public record Table2Report(Report.Machine machine, double loadBefore, double loadAfter, String parameters,
+                           String memory, String note, List<String> columns, List<Integer> sizes,
+                           List<Table2Result> results, Map<Integer, Double> lambdaBytes, String chartFile) {
+
+    /** A ratio the report gives when both columns ran: {@code numerator / denominator} per round, then the median. */
+    public record Ratio(String numerator, String denominator) {
+        String label() {
+            return numerator + "/" + denominator;
+        }
+    }
+
+    /** Ratios in report order; a run shows those whose two columns it measured. */
+    public static final List<Ratio> RATIOS = List.of(new Ratio("write", "raw"), new Ratio("send", "raw"),
+            new Ratio("ovfl", "write"), new Ratio("trad", "raw"));
+
+    /** Issue 3's targets: write calls/s at least this fraction of raw, per payload size. */
+    static final Map<Integer, Double> WRITE_TARGETS = Map.of(8, 0.5, 256, 0.8);
+
+    /** Seriema's Table 2 (MB/s, RDMA over FDR InfiniBand), for orientation only. */
+    private static final String SERIEMA_TABLE = """
+            | size (B) | send | write | trad | ovfl | max-raw |
+            |---:|---:|---:|---:|---:|---:|
+            | 8 | 12.07 | 38.39 | 2116.78 | 36.52 | 35.84 |
+            | 64 | 112.95 | 301.47 | 4256.14 | 283.15 | 291.93 |
+            | 256 | 367.08 | 1129.82 | 5318.89 | 1061.37 | 1135.74 |
+            """;
+
+    List<Table2Result> rounds(String column, int size) {
+        return results.stream().filter(r -> r.column().equals(column) && r.payloadBytes() == size).toList();
+    }
+
+    /** Median over rounds of calls/s of one column and size; NaN if it did not run. */
+    public double medianCallsPerSecond(String column, int size) {
+        return median(rounds(column, size).stream().mapToDouble(Table2Result::callsPerSecond).toArray());
+    }
+
+    /** Median over rounds of {@code numerator calls/s / denominator calls/s} in the same round; NaN if absent. */
+    public double medianRatio(Ratio ratio, int size) {
+        return median(perRoundRatios(ratio, size));
+    }
+
+    double[] perRoundRatios(Ratio ratio, int size) {
+        List<Table2Result> top = rounds(ratio.numerator(), size);
+        List<Table2Result> bottom = rounds(ratio.denominator(), size);
+        List<Double> values = new ArrayList<>();
+        for (Table2Result t : top) {
+            for (Table2Result b : bottom) {
+                if (b.round() == t.round()) {
+                    values.add(t.callsPerSecond() / b.callsPerSecond());
+                }
+            }
+        }
+        return values.stream().mapToDouble(Double::doubleValue).toArray();
+    }
+
+    List<Ratio> ratiosShown() {
+        return RATIOS.stream().filter(r -> columns.contains(r.numerator()) && columns.contains(r.denominator())).toList();
+    }
+
+    /** Bytes allocated per call over all rounds of one column and size, by the sender or the receiver thread. */
+    public double bytesPerCall(String column, int size, boolean sender) {
+        return bytesPerCall(column, size, sender ? Table2Result::senderBytes : Table2Result::receiverBytes);
+    }
+
+    double bytesPerCall(String column, int size, java.util.function.ToLongFunction<Table2Result> bytes) {
+        List<Table2Result> rounds = rounds(column, size);
+        long calls = rounds.stream().mapToLong(Table2Result::calls).sum();
+        long total = rounds.stream().mapToLong(bytes).sum();
+        return calls == 0 ? Double.NaN : (double) total / calls;
+    }
+
+    public String markdown() {
+        StringBuilder md = new StringBuilder();
+        md.append("# Seriema Table 2 on shared memory: call throughput per column\n\n");
+        md.append("Written by `benchmarks/run-table2-bench.sh` (`io.fabricrpc.benchmarks.table2.Table2Benchmark`);"
+                + " overwritten by every run. One sender thread in rank 0 calls one receiver thread in rank 1 (two"
+                + " JVMs); a measurement runs from the first send until the receiver has run every call. Medians over"
+                + " rounds; ratios are per round (the columns ran back to back, in rotating order), then the median."
+                + " MB/s = payload bytes x calls/s / 10^6.\n\n");
+        if (chartFile != null) {
+            md.append("![calls/s per column and payload size](").append(chartFile).append(")\n\n");
+        }
+        md.append("## Machine\n\n");
+        md.append("- Date: ").append(machine.date()).append('\n');
+        md.append("- CPU: ").append(machine.cpu()).append(", ").append(machine.logicalCpus())
+                .append(" logical CPUs visible to the JVM").append(machine.virtualised() ? " (virtualised)" : "")
+                .append('\n');
+        md.append("- Memory: ").append(machine.memory()).append('\n');
+        md.append("- Kernel: ").append(machine.kernel()).append('\n');
+        md.append("- JDK: ").append(machine.jdk()).append("; GC: ").append(machine.gc()).append('\n');
+        md.append("- 1-minute load average: ").append(fmt(loadBefore)).append(" at start, ").append(fmt(loadAfter))
+                .append(" at end\n\n");
+        md.append("## Parameters\n\n").append(parameters).append("\n\n");
+        md.append("## Summary\n\n").append(summaryTables()).append('\n').append(targetsText()).append('\n');
+        md.append("## Memory\n\n").append(memory).append("\n\n");
+        md.append("## Allocation per call (steady state)\n\n");
+        md.append("Bytes the sending thread and the receiving thread allocated during the measured rounds, divided by"
+                + " the calls (`ThreadMXBean#getThreadAllocatedBytes`). The caller allocates the lambda object of"
+                + " each call itself (its size, measured on the sender, is the `lambda` column); `beyond lambda` is"
+                + " what the column allocates on top of it. `other threads` are the remaining threads of each process"
+                + " (service thread, flusher, liveness and control-plane threads), whose background work is counted"
+                + " too.\n\n");
+        md.append("| size (B) | column | sender B/call | lambda B | sender beyond lambda | receiver B/call |"
+                + " sender's other threads B/call | receiver's other threads B/call |\n");
+        md.append("|---:|---|---:|---:|---:|---:|---:|---:|\n");
+        for (int size : sizes) {
+            double lambda = lambdaBytes.getOrDefault(size, Double.NaN);
+            for (String column : columns) {
+                double sender = bytesPerCall(column, size, true);
+                boolean calls = !column.equals("raw");
+                md.append("| ").append(size).append(" | ").append(column).append(" | ").append(bytes(sender))
+                        .append(" | ").append(calls ? bytes(lambda) : "-").append(" | ")
+                        .append(calls ? bytes(sender - lambda) : "-").append(" | ")
+                        .append(bytes(bytesPerCall(column, size, false))).append(" | ")
+                        .append(bytes(bytesPerCall(column, size, Table2Result::senderOtherBytes))).append(" | ")
+                        .append(bytes(bytesPerCall(column, size, Table2Result::receiverOtherBytes))).append(" |\n");
+            }
+        }
+        md.append('\n');
+        md.append("## CPU time per call\n\n");
+        md.append("CPU nanoseconds the sending and the receiving thread used per call over all rounds"
+                + " (`ThreadMXBean#getCurrentThreadCpuTime`), next to the wall-clock nanoseconds per call (1 / calls/s)."
+                + " A side whose CPU time is close to the wall-clock time was busy throughout: it sets the pace. The"
+                + " receiver's time includes polling while it waits (busy spin, then yields, then parks). On a loaded"
+                + " machine both fall short of wall-clock time when the thread waits for a CPU.\n\n");
+        md.append("| size (B) | column | wall ns/call | sender CPU ns/call | receiver CPU ns/call |\n");
+        md.append("|---:|---|---:|---:|---:|\n");
+        for (int size : sizes) {
+            for (String column : columns) {
+                List<Table2Result> rounds = rounds(column, size);
+                long calls = rounds.stream().mapToLong(Table2Result::calls).sum();
+                double wall = (double) rounds.stream().mapToLong(Table2Result::nanos).sum() / calls;
+                double sender = (double) rounds.stream().mapToLong(Table2Result::senderCpuNanos).sum() / calls;
+                double receiver = (double) rounds.stream().mapToLong(Table2Result::receiverCpuNanos).sum() / calls;
+                md.append(String.format(Locale.ROOT, "| %d | %s | %.1f | %.1f | %.1f |%n", size, column, wall, sender,
+                        receiver));
+            }
+        }
+        md.append('\n');
+        md.append("## Rounds\n\n");
+        md.append("calls/s of each column per round (all its slices together; the order is that of the round's first slice, later slices rotate it).\n\n");
+        md.append("| size (B) | round | order |");
+        columns.forEach(c -> md.append(' ').append(c).append(" |"));
+        ratiosShown().forEach(r -> md.append(' ').append(r.label()).append(" |"));
+        md.append("\n|---:|---:|---|");
+        columns.forEach(c -> md.append("---:|"));
+        ratiosShown().forEach(r -> md.append("---:|"));
+        md.append('\n');
+        int roundCount = results.stream().mapToInt(Table2Result::round).max().orElse(-1) + 1;
+        for (int size : sizes) {
+            for (int round = 0; round < roundCount; round++) {
+                int r = round;
+                List<Table2Result> inRound = results.stream()
+                        .filter(x -> x.payloadBytes() == size && x.round() == r).sorted(
+                                java.util.Comparator.comparingInt(Table2Result::position)).toList();
+                md.append("| ").append(size).append(" | ").append(round).append(" | ")
+                        .append(String.join(", ", inRound.stream().map(Table2Result::column).toList())).append(" |");
+                for (String column : columns) {
+                    md.append(' ').append(inRound.stream().filter(x -> x.column().equals(column)).findFirst()
+                            .map(x -> count(x.callsPerSecond())).orElse("-")).append(" |");
+                }
+                for (Ratio ratio : ratiosShown()) {
+                    double top = inRound.stream().filter(x -> x.column().equals(ratio.numerator()))
+                            .mapToDouble(Table2Result::callsPerSecond).findFirst().orElse(Double.NaN);
+                    double bottom = inRound.stream().filter(x -> x.column().equals(ratio.denominator()))
+                            .mapToDouble(Table2Result::callsPerSecond).findFirst().orElse(Double.NaN);
+                    md.append(' ').append(ratio(top / bottom)).append(" |");
+                }
+                md.append('\n');
+            }
+        }
+        md.append('\n');
+        md.append("## Seriema's Table 2, for orientation\n\n");
+        md.append("MB/s of `call` in the paper (RDMA over FDR InfiniBand between two Xeon E5-2620v4 machines; its"
+                + " `max-raw` is send-based RDMA without copies). Different hardware and transport: compare ratios"
+                + " between columns, not absolute numbers.\n\n").append(SERIEMA_TABLE).append('\n');
+        if (note != null && !note.isBlank()) {
+            md.append("## Notes\n\n").append(note.strip()).append('\n');
+        }
+        return md.toString();
+    }
+
+    public String summary() {
+        return "Table 2 on shared memory (" + parameters + ")\n" + summaryTables() + targetsText();
+    }
+
+    private String summaryTables() {
+        StringBuilder t = new StringBuilder();
+        t.append("| size (B) |");
+        columns.forEach(c -> t.append(' ').append(c).append(" calls/s |"));
+        columns.forEach(c -> t.append(' ').append(c).append(" MB/s |"));
+        ratiosShown().forEach(r -> t.append(' ').append(r.label()).append(" |"));
+        t.append("\n|---:|");
+        for (int i = 0; i < 2 * columns.size() + ratiosShown().size(); i++) {
+            t.append("---:|");
+        }
+        t.append('\n');
+        for (int size : sizes) {
+            t.append("| ").append(size).append(" |");
+            for (String column : columns) {
+                t.append(' ').append(count(medianCallsPerSecond(column, size))).append(" |");
+            }
+            for (String column : columns) {
+                t.append(' ').append(String.format(Locale.ROOT, "%.1f", medianCallsPerSecond(column, size) * size / 1e6))
+                        .append(" |");
+            }
+            for (Ratio ratio : ratiosShown()) {
+                t.append(" **").append(ratio(medianRatio(ratio, size))).append("** |");
+            }
+            t.append('\n');
+        }
+        if (!ratiosShown().isEmpty()) {
+            t.append("\nSpread of the per-round ratios (min .. max):");
+            for (Ratio ratio : ratiosShown()) {
+                for (int size : sizes) {
+                    double[] values = perRoundRatios(ratio, size);
+                    Arrays.sort(values);
+                    if (values.length > 0) {
+                        t.append(' ').append(ratio.label()).append(' ').append(size).append(" B ")
+                                .append(ratio(values[0])).append(" .. ").append(ratio(values[values.length - 1]))
+                                .append(';');
+                    }
+                }
+            }
+            t.setLength(t.length() - 1);
+            t.append(".\n");
+        }
+        return t.toString();
+    }
+
+    private String targetsText() {
+        if (!columns.contains("write") || !columns.contains("raw")) {
+            return "";
+        }
+        StringBuilder t = new StringBuilder("Targets (issue 3, reported, not asserted): ");
+        List<String> parts = new ArrayList<>();
+        for (int size : sizes) {
+            Double target = WRITE_TARGETS.get(size);
+            if (target != null) {
+                double value = medianRatio(new Ratio("write", "raw"), size);
+                parts.add(String.format(Locale.ROOT, "write calls/s >= %.1fx raw at %d B: %s (%s)", target, size,
+                        ratio(value), value >= target ? "met" : "NOT met"));
+            }
+        }
+        return t.append(String.join("; ", parts)).append(".\n").toString();
+    }
+
+    static double median(double[] values) {
+        if (values.length == 0) {
+            return Double.NaN;
+        }
+        double[] sorted = values.clone();
+        Arrays.sort(sorted);
+        int mid = sorted.length / 2;
+        return sorted.length % 2 == 1 ? sorted[mid] : (sorted[mid - 1] + sorted[mid]) / 2;
+    }
+
+    static double median(List<Table2Result> rounds, ToDoubleFunction<Table2Result> metric) {
+        return median(rounds.stream().mapToDouble(metric).toArray());
+    }
+
+    private static String ratio(double value) {
+        return Double.isNaN(value) ? "-" : String.format(Locale.ROOT, "%.2fx", value);
+    }
+
+    private static String count(double value) {
+        return Double.isNaN(value) ? "-" : String.format(Locale.ROOT, "%,.0f", value);
+    }
+
+    private static String bytes(double value) {
+        return Double.isNaN(value) ? "-" : value == 0 ? "0" : String.format(Locale.ROOT, "%.2f", value);
+    }
+
+    private static String fmt(double value) {
+        return String.format(Locale.ROOT, "%.2f", value);
+    }
+}

@@ -1,0 +1,72 @@
+package io.fabricrpc.benchmarks.table2;
+
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+import javax.imageio.ImageIO;
+import java.awt.image.BufferedImage;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.List;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertNotNull;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+/**
+ * Keeps the harness from rotting: one very short round of every column at every size between two JVMs; checks
+ * that every call arrived (rank 0 verifies count and checksum of each measurement), that numbers and a report
+ * with its chart come out, not how large the numbers are.
+ */
+class Table2BenchmarkSmokeTest {
+    @Test
+    void oneShortRoundPerColumnAndSizeProducesAReportAndAChart(@TempDir Path dir) throws Exception {
+        Path output = dir.resolve("table2-smoke.md");
+        Table2Benchmark benchmark = new Table2Benchmark();
+        int exit = Table2Benchmark.commandLine(benchmark).execute("--rounds", "1", "--seconds", "0.05", "--slice", "0.05",
+                "--warmup", "0", "--pin", "none", "--chunk-size", "16384", "--cmax", "4", "--timeout-ms", "20000",
+                "--output", output.toString(), "--note", "smoke test", "--quiet");
+        assertEquals(0, exit, "exit code");
+        Table2Report report = benchmark.report();
+        assertNotNull(report);
+        assertEquals(Columns.known(), report.columns());
+        assertEquals(Columns.known().size() * 3, report.results().size(), "one measurement per column and size");
+        for (Table2Result result : report.results()) {
+            assertTrue(result.calls() > 0 && result.nanos() > 0, result.toString());
+            assertTrue(Double.isFinite(result.callsPerSecond()), result.toString());
+            assertTrue(result.senderBytes() >= 0 && result.receiverBytes() >= 0, result.toString());
+        }
+        for (Table2Report.Ratio ratio : Table2Report.RATIOS) {
+            for (int size : Payloads.SIZES) {
+                double value = report.medianRatio(ratio, size);
+                assertTrue(Double.isFinite(value) && value > 0, ratio.label() + " at " + size + " B: " + value);
+            }
+        }
+        String markdown = Files.readString(output);
+        assertTrue(markdown.contains("## Machine") && markdown.contains("| 256 |") && markdown.contains("write/raw")
+                && markdown.contains("smoke test") && markdown.contains("table2-smoke.png"), markdown);
+        BufferedImage chart = ImageIO.read(dir.resolve("table2-smoke.png").toFile());
+        assertNotNull(chart, "the PNG decodes");
+        assertTrue(chart.getWidth() > 100 && chart.getHeight() > 100);
+    }
+
+    @Test
+    void expectedSumMatchesTheCallsBodies() {
+        for (int size : Payloads.SIZES) {
+            Payloads.Sink.reset();
+            long first = Long.MAX_VALUE - 5; // wraps, as the receiver's sum may
+            for (long i = first; i != first + 11; i++) {
+                Payloads.call(size, i).run();
+            }
+            assertEquals(11, Payloads.Sink.count);
+            assertEquals(Payloads.expectedSum(size, first, 11), Payloads.Sink.sum, size + " B");
+        }
+    }
+
+    @Test
+    void rejectsAnUnsupportedSizeAndAnUnknownColumn(@TempDir Path dir) {
+        String md = dir.resolve("x.md").toString();
+        assertEquals(2, Table2Benchmark.commandLine(new Table2Benchmark()).execute("--sizes", "8,32", "--output", md));
+        assertEquals(2, Table2Benchmark.commandLine(new Table2Benchmark()).execute("--columns", "write,nope", "--output", md));
+    }
+}

@@ -48,8 +48,9 @@ class ControlPlaneTest {
     }
 
     static JobConfig.Builder config(int rank, int size, int port) {
+        // The detection tests use a short failure timeout on purpose (the default, 3 s, suits loaded machines).
         return JobConfig.builder().rank(rank).size(size).coordinator("127.0.0.1", port).jobSecret(SECRET)
-            .joinTimeout(JOIN_TIMEOUT);
+            .joinTimeout(JOIN_TIMEOUT).failureTimeout(java.time.Duration.ofMillis(500));
     }
 
     ControlPlane start(JobConfig cfg) {

@@ -234,10 +234,10 @@ public final class Port implements AutoCloseable {
         outgoing.set(INT, MailboxLayout.PACKET_LENGTH_OFFSET, (int) length);
         outgoing.set(INT, MailboxLayout.PACKET_FLAGS_OFFSET, flags);
         outgoing.set(LONG, MailboxLayout.PACKET_MESSAGE_LENGTH_OFFSET, messageLength);
-        box.link.write(box.staging, stagingOffset, box.peerMailbox, packetOffset,
-                MailboxLayout.PACKET_HEADER_LENGTH + length);
         outbox ^= 1;
-        box.link.writeLong(box.peerMailbox, inboxOffset, outbox); // ordered after the packet write (SPI guarantee)
+        // The flipped outbox lands in the peer's inbox word after the packet bytes (SPI guarantee).
+        box.link.writeAndFlag(box.staging, stagingOffset, box.peerMailbox, packetOffset,
+                MailboxLayout.PACKET_HEADER_LENGTH + length, inboxOffset, outbox);
     }
 
     private long receive() {

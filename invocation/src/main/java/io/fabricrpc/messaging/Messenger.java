@@ -358,10 +358,10 @@ public final class Messenger implements RecordChannel {
         }
         RemoteRegion chunk = ring[current];
         long at = ChunkLayout.DATA_OFFSET + published;
-        lastTicket = link.write(staging, at, chunk, at, position - published);
+        // The producer word is ordered after the record bytes by the transport; the receiver loads it with acquire.
+        lastTicket = link.writeAndFlag(staging, at, chunk, at, position - published, ChunkLayout.PRODUCER_OFFSET,
+                ChunkLayout.producerWord(position, 0, false));
         published = position;
-        // Ordered after the record bytes by the transport; the receiver loads it with acquire.
-        link.writeLong(chunk, ChunkLayout.PRODUCER_OFFSET, ChunkLayout.producerWord(position, 0, false));
     }
 
     /**

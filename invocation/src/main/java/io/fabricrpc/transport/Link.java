@@ -34,6 +34,19 @@ public interface Link {
     long writeLong(RemoteRegion dst, long dstOffset, long value);
 
     /**
+     * {@link #write} of the bytes, then {@link #writeLong} of a flag in the same region, ordered after them: the
+     * publication step of every protocol here (a packet and its inbox word, records and their producer word). One
+     * call, so a transport can check and resolve the region once and post both operations together.
+     *
+     * @return the ticket of the flag write (it completes after the bytes' write)
+     */
+    default long writeAndFlag(LocalRegion src, long srcOffset, RemoteRegion dst, long dstOffset, long length,
+                              long flagOffset, long flagValue) {
+        write(src, srcOffset, dst, dstOffset, length);
+        return writeLong(dst, flagOffset, flagValue);
+    }
+
+    /**
      * One-sided read of {@code length} bytes of the peer's region {@code src} into {@code dst}. The data is
      * there once the returned ticket {@linkplain #isComplete completes} (see {@link #awaitCompletion}).
      */

@@ -74,6 +74,36 @@ public abstract class TransportContractTest {
     }
 
     @Test
+    void writeAndFlagNeverShowsTheFlagBeforeTheBytes() throws Exception {
+        try (LocalRegion target = b.allocate(4096, RemoteAccess.WRITE);
+             LocalRegion source = a.allocate(4096, RemoteAccess.NONE)) {
+            Link link = a.connect(b.address());
+            int rounds = 20_000;
+            AtomicReference<String> error = new AtomicReference<>();
+            Thread reader = Thread.ofPlatform().start(() -> {
+                for (long round = 1; round <= rounds; round++) {
+                    while ((long) LONG.getAcquire(target.segment(), 8L) < round) {
+                        Thread.onSpinWait();
+                    }
+                    long seen = target.segment().get(ValueLayout.JAVA_LONG, 64 + 8L * (round % 16));
+                    if (seen < round) {
+                        error.compareAndSet(null, "round " + round + ": bytes were " + seen);
+                    }
+                }
+            });
+            for (long round = 1; round <= rounds; round++) {
+                for (int i = 0; i < 16; i++) {
+                    source.segment().set(ValueLayout.JAVA_LONG, 8L * i, round);
+                }
+                link.awaitCompletion(link.writeAndFlag(source, 0, target.remote(), 64, 128, 8, round));
+            }
+            reader.join(30_000);
+            assertFalse(reader.isAlive(), "reader did not see every round");
+            assertEquals(null, error.get());
+        }
+    }
+
+    @Test
     void readReturnsTheRemoteBytes() {
         try (LocalRegion exposed = b.allocate(256, RemoteAccess.READ);
              LocalRegion local = a.allocate(256, RemoteAccess.NONE)) {

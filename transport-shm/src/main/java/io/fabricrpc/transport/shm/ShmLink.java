@@ -88,6 +88,20 @@ final class ShmLink implements Link {
     }
 
     @Override
+    public long writeAndFlag(LocalRegion src, long srcOffset, RemoteRegion dst, long dstOffset, long length,
+                             long flagOffset, long flagValue) {
+        if ((flagOffset & 7) != 0) {
+            throw new TransportException("writeAndFlag: flag at unaligned offset " + flagOffset + " of " + dst);
+        }
+        dst.checkRange("writeAndFlag flag", flagOffset, Long.BYTES);
+        MemorySegment target = target(dst, "writeAndFlag", dstOffset, length, true);
+        VarHandle.releaseFence(); // earlier stores of this thread become visible before these bytes
+        MemorySegment.copy(src.segment(), srcOffset, target, dstOffset, length);
+        SegmentHeaderDescriptor.LONG.setRelease(target, flagOffset, flagValue); // release: the flag after the bytes
+        return COMPLETE;
+    }
+
+    @Override
     public long read(RemoteRegion src, long srcOffset, LocalRegion dst, long dstOffset, long length) {
         MemorySegment source = target(src, "read", srcOffset, length, false);
         VarHandle.acquireFence(); // the bytes read are at least as new as any flag this thread acquired before

@@ -4,18 +4,12 @@
 # Builds what it needs. Arguments: [processes] [threads] [values per worker]; "mailbox [seconds] [threads]" runs the
 # two-process mailbox demo instead.
 set -euo pipefail
-cd "$(dirname "$0")/.."
-source scripts/lib/env.sh
+source "$(cd "$(dirname "$0")/.." && pwd)/scripts/lib/benchmarks.sh"
 
-jar=benchmarks/target/benchmarks.jar
-if [ ! -f "$jar" ] || [ -n "$(find invocation transport-shm benchmarks pom.xml -newer "$jar" \( -name '*.java' -o -name 'pom.xml' \) 2>/dev/null | head -1)" ]; then
-  echo "building (first run or sources changed)..." >&2
-  mvn -B -q -ntp -Dstyle.color=never -pl benchmarks -am package -DskipTests
-fi
 main=io.fabricrpc.demo.HistogramDemo
 if [ "${1:-}" = "mailbox" ]; then
   main=io.fabricrpc.demo.MailboxDemo
   shift
 fi
-exec java --enable-native-access=ALL-UNNAMED --sun-misc-unsafe-memory-access=allow \
-  --add-exports=java.base/jdk.internal.misc=ALL-UNNAMED ${JAVA_OPTS:-} -cp "$jar" "$main" "$@"
+# shellcheck disable=SC2086 # flags and JAVA_OPTS are lists of options
+exec java $flags ${JAVA_OPTS:-} -cp "$jar" "$main" "$@"

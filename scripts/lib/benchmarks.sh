@@ -1,0 +1,32 @@
+# Sourced by the benchmark scripts: JDK 25 and Maven (scripts/lib/env.sh), the JVM flags every fabricrpc JVM
+# needs (from the root pom's fabricrpc.jvm.flags), and benchmarks/target/benchmarks.jar, rebuilt when it is
+# missing or older than any main source or pom. Sets: root, jar, flags.
+root="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
+# shellcheck source=env.sh
+source "$root/scripts/lib/env.sh"
+
+flags="$(sed -n 's:.*<fabricrpc.jvm.flags>\(.*\)</fabricrpc.jvm.flags>.*:\1:p' "$root/pom.xml")"
+if [[ -z "$flags" ]]; then
+    echo "error: no <fabricrpc.jvm.flags> in $root/pom.xml" >&2
+    exit 1
+fi
+
+jar="$root/benchmarks/target/benchmarks.jar"
+if [[ ! -f "$jar" ]] || [[ -n "$(find "$root" -newer "$jar" -type f \( -name 'pom.xml' -o -path '*/src/main/*' \) \
+        -not -path '*/target/*' -not -path '*/transport-rdma/*' -print -quit)" ]]; then
+    echo "building $jar ..." >&2
+    (cd "$root" && mvn -B -q -ntp -Dstyle.color=never -pl benchmarks -am -DskipTests package)
+fi
+
+# Runs a benchmark main with the flags, writing to the default report unless the arguments name --output.
+run_benchmark() { # main-class default-output args...
+    local main="$1" default_output="$2"
+    shift 2
+    local output=(--output "$default_output")
+    for arg in "$@"; do
+        [[ "$arg" == --output || "$arg" == --output=* ]] && output=()
+    done
+    mkdir -p "$(dirname "$default_output")"
+    # shellcheck disable=SC2086 # flags is a list of options
+    exec java $flags -cp "$jar" "$main" "${output[@]}" "$@"
+}

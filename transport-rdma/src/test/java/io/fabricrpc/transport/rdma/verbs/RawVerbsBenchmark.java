@@ -35,7 +35,8 @@ import org.agrona.concurrent.IdleStrategy;
  *
  * <p>Metrics: RDMA WRITE message rate (vs {@code ib_write_bw}, window 128, one signalled WR in 64 like its cq-mod),
  * RDMA WRITE latency (vs {@code ib_write_lat}: both sides spin on the last bytes of their buffer and write back),
- * SEND latency (vs {@code ib_send_lat}: ping-pong with pre-posted receives). Latency = median round trip / 2
+ * SEND latency (vs {@code ib_send_lat}: ping-pong with pre-posted receives); as in perftest, only one send in
+ * {@link #SIGNAL_EVERY} is signalled and reaped. Latency = median round trip / 2
  * ({@code t_typical}). Small messages are sent inline up to the size perftest reports it inlines.
  *
  * <p>Usage: {@code RawVerbsBenchmark <report.md> [device] [sizes...]}; needs a device and perftest on the PATH.
@@ -303,11 +304,17 @@ public final class RawVerbsBenchmark {
      */
     private double writeLatency(VerbsPeer client, VerbsPeer server, int size) throws Exception {
         int seqOffset = size - 4;
-        int flags = inlineFlag(size) | IbvSendWR.IBV_SEND_SIGNALED;
+        int flags = inlineFlag(size);
+        int signalled = flags | IbvSendWR.IBV_SEND_SIGNALED;
+        // Like perftest, only one write in SIGNAL_EVERY asks for a completion, which is then reaped.
         SVCPostSend ping = prepare(client, IbvSendWR.IBV_WR_RDMA_WRITE, SEND_AREA, size, server.mr.getAddr(),
                 server.mr.getRkey(), flags, 1);
+        SVCPostSend pingSignalled = prepare(client, IbvSendWR.IBV_WR_RDMA_WRITE, SEND_AREA, size, server.mr.getAddr(),
+                server.mr.getRkey(), signalled, 1);
         SVCPostSend pong = prepare(server, IbvSendWR.IBV_WR_RDMA_WRITE, SEND_AREA, size, client.mr.getAddr(),
                 client.mr.getRkey(), flags, 2);
+        SVCPostSend pongSignalled = prepare(server, IbvSendWR.IBV_WR_RDMA_WRITE, SEND_AREA, size, client.mr.getAddr(),
+                client.mr.getRkey(), signalled, 2);
         ByteBuffer clientMem = client.buffer;
         ByteBuffer serverMem = server.buffer;
         int iterations = LAT_ITERATIONS;
@@ -328,8 +335,12 @@ public final class RawVerbsBenchmark {
                     }
                     idle.reset();
                     INT.set(serverMem, SEND_AREA + seqOffset, seq); // plain: the device reads it after the post below
-                    pong.execute();
-                    awaitOne(poll, wcs, "RDMA_WRITE");
+                    if ((i + 1) % SIGNAL_EVERY == 0) {
+                        pongSignalled.execute();
+                        awaitOne(poll, wcs, "RDMA_WRITE");
+                    } else {
+                        pong.execute();
+                    }
                 }
                 poll.free();
             } catch (IOException e) {
@@ -344,7 +355,8 @@ public final class RawVerbsBenchmark {
             int seq = base + i;
             INT.set(clientMem, SEND_AREA + seqOffset, seq); // plain: the device reads it after the post below
             long t0 = System.nanoTime();
-            ping.execute();
+            boolean reap = (i + 1) % SIGNAL_EVERY == 0;
+            (reap ? pingSignalled : ping).execute();
             while ((int) INT.getVolatile(clientMem, seqOffset) != seq) {
                 if (System.nanoTime() > deadline) {
                     throw new IOException("write-latency run stalled at iteration " + i);
@@ -353,20 +365,27 @@ public final class RawVerbsBenchmark {
             }
             idle.reset();
             rtt[i] = System.nanoTime() - t0;
-            awaitOne(poll, wcs, "RDMA_WRITE");
+            if (reap) {
+                awaitOne(poll, wcs, "RDMA_WRITE");
+            }
         }
         responder.join(TimeUnit.SECONDS.toMillis(30));
         ping.free();
         pong.free();
+        pingSignalled.free();
+        pongSignalled.free();
         poll.free();
         return medianHalfMicros(rtt);
     }
 
     /** ib_send_lat style ping-pong with a ring of pre-posted receives. @return median RTT/2 in µs */
     private double sendLatency(VerbsPeer client, VerbsPeer server, int size) throws Exception {
-        int flags = inlineFlag(size) | IbvSendWR.IBV_SEND_SIGNALED;
+        int flags = inlineFlag(size);
+        int signalled = flags | IbvSendWR.IBV_SEND_SIGNALED;
         SVCPostSend ping = prepare(client, IbvSendWR.IBV_WR_SEND, 0, size, 0, 0, flags, 1);
+        SVCPostSend pingSignalled = prepare(client, IbvSendWR.IBV_WR_SEND, 0, size, 0, 0, signalled, 1);
         SVCPostSend pong = prepare(server, IbvSendWR.IBV_WR_SEND, 0, size, 0, 0, flags, 2);
+        SVCPostSend pongSignalled = prepare(server, IbvSendWR.IBV_WR_SEND, 0, size, 0, 0, signalled, 2);
         if (clientRecv == null) {
             // One ring per connection, reposted one for one, so it never exceeds the receive queue.
             clientRecv = recv(client, 8192, 4096);
@@ -388,8 +407,12 @@ public final class RawVerbsBenchmark {
                 for (int i = 0; i < iterations; i++) {
                     pendingSends -= awaitRecv(poll, wcs);
                     serverRecv.execute();
-                    pong.execute();
-                    pendingSends++;
+                    if ((i + 1) % SIGNAL_EVERY == 0) {
+                        pongSignalled.execute();
+                        pendingSends++;
+                    } else {
+                        pong.execute();
+                    }
                 }
                 while (pendingSends > 0) {
                     pendingSends -= drainSends(poll, wcs);
@@ -404,8 +427,12 @@ public final class RawVerbsBenchmark {
         int pendingSends = 0;
         for (int i = 0; i < iterations; i++) {
             long t0 = System.nanoTime();
-            ping.execute();
-            pendingSends++;
+            if ((i + 1) % SIGNAL_EVERY == 0) {
+                pingSignalled.execute();
+                pendingSends++;
+            } else {
+                ping.execute();
+            }
             pendingSends -= awaitRecv(poll, wcs);
             rtt[i] = System.nanoTime() - t0;
             clientRecv.execute();
@@ -416,6 +443,8 @@ public final class RawVerbsBenchmark {
         responder.join(TimeUnit.SECONDS.toMillis(30));
         ping.free();
         pong.free();
+        pingSignalled.free();
+        pongSignalled.free();
         poll.free();
         return medianHalfMicros(rtt);
     }

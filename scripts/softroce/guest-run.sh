@@ -14,8 +14,10 @@
 set -euo pipefail
 
 CACHE="${FABRICRPC_SOFTROCE_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/fabricrpc-softroce}"
+# Bump when the initramfs (/init, stage 2, module list) changes: cached guests are rebuilt.
+HARNESS_VERSION=2
 HOST_PKGS=(qemu-system-x86 rdma-core ibverbs-providers ibverbs-utils rdmacm-utils perftest
-           iproute2 busybox-static kmod xz-utils cpio)
+           iproute2 busybox-static kmod xz-utils cpio util-linux)
 # Modules the guest needs; their dependencies are resolved from modules.dep.
 WANTED_MODULES=(virtio_pci virtio_net 9p 9pnet_virtio overlay rdma_rxe rdma_ucm ib_uverbs rdma_cm)
 
@@ -47,7 +49,18 @@ prepare_kernel() {
   [ -n "$kpkg" ] || die "cannot resolve linux-image-amd64 to a versioned kernel package"
   KVER=${kpkg#linux-image-}
   KDIR="$CACHE/$KVER"
-  if [ -f "$KDIR/ready" ]; then return 0; fi
+  [ "$(cat "$KDIR/ready" 2>/dev/null)" = "$HARNESS_VERSION" ] && return 0
+  # Several runs may share the cache: one prepares, the others wait for it.
+  exec 9>"$CACHE/.prepare.lock"
+  flock -w 600 9 || die "timed out waiting for another run to prepare $CACHE"
+  if [ "$(cat "$KDIR/ready" 2>/dev/null)" = "$HARNESS_VERSION" ]; then exec 9>&-; return 0; fi
+  if [ -f "$KDIR/vmlinux" ] && [ -f "$KDIR/root/lib/modules/$KVER/modules.dep" ]; then
+    log "rebuilding the initramfs for harness version $HARNESS_VERSION"
+    build_initramfs
+    echo "$HARNESS_VERSION" > "$KDIR/ready"
+    exec 9>&-
+    return 0
+  fi
   log "preparing guest kernel $KVER in $KDIR (one time)"
   rm -rf "$KDIR"; mkdir -p "$KDIR/dl"
   (cd "$KDIR/dl" && apt-get download -qq "$kpkg" 2>&1 | grep -v "unsandboxed" >&2; [ -n "$(ls "$KDIR"/dl/*.deb 2>/dev/null)" ]) || die "apt-get download $kpkg failed"
@@ -61,7 +74,8 @@ prepare_kernel() {
   head -c 4 "$KDIR/vmlinux" | grep -q 'ELF' || die "could not extract vmlinux from $vmlinuz"
   build_initramfs
   rm -rf "$KDIR/dl"
-  touch "$KDIR/ready"
+  echo "$HARNESS_VERSION" > "$KDIR/ready"
+  exec 9>&-
 }
 
 build_initramfs() {
@@ -133,7 +147,9 @@ bash /xfer/cmd.sh > /xfer/out.log 2>&1 < /dev/null
 echo $? > /xfer/rc
 off
 STAGE2
-  (cd "$ir" && find . | cpio -o -H newc --quiet | gzip -1 > "$KDIR/initrd.gz")
+  # Written aside and renamed: a concurrent run may be booting from the previous initrd.
+  (cd "$ir" && find . | cpio -o -H newc --quiet | gzip -1 > "$KDIR/initrd.gz.new")
+  mv -f "$KDIR/initrd.gz.new" "$KDIR/initrd.gz"
   rm -rf "$ir"
 }
 

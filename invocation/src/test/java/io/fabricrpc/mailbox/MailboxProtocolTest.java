@@ -297,6 +297,33 @@ public abstract class MailboxProtocolTest {
     }
 
     @Test
+    void fourThousandNinetySixPortsAllCarryCalls() {
+        MailboxConfig config = MailboxConfig.defaults().withPorts(4096).withPacketSize(64);
+        assertThrows(IllegalArgumentException.class, () -> MailboxConfig.defaults().withPorts(4160));
+        assertThrows(IllegalArgumentException.class, () -> MailboxConfig.defaults().withPorts(100));
+        try (MailboxChannels.Pair pair = MailboxChannels.loopback(transport, config)) {
+            List<Port> held = new ArrayList<>();
+            for (int i = 0; i < 4096; i++) {
+                Port port = pair.client().open();
+                int value = i;
+                port.send(w -> put(w, value));
+                held.add(port);
+            }
+            assertNull(pair.client().tryOpen(), "every port is held");
+            int served = 0;
+            while (pair.server().serveOne((req, n, reply) -> put(reply, -req.get(ValueLayout.JAVA_INT, 0)))) {
+                served++;
+            }
+            assertEquals(4096, served);
+            for (int i = 0; i < 4096; i++) {
+                int expected = -i;
+                held.get(i).recv((m, n) -> assertEquals(expected, m.get(ValueLayout.JAVA_INT, 0)));
+                held.get(i).close();
+            }
+        }
+    }
+
+    @Test
     void oversizeMessagesStreamBothWaysUnderOneLock() throws Exception {
         MailboxConfig config = MailboxConfig.defaults().withPacketSize(128);
         try (MailboxChannels.Pair pair = MailboxChannels.loopback(transport, config)) {

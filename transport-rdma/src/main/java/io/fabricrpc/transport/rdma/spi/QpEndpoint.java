@@ -31,6 +31,7 @@ final class QpEndpoint extends RdmaEndpoint {
     private volatile Thread connecting;
     private volatile RdmaCmEvent.EventType connectFailure;
     private volatile boolean timedOut;
+    private boolean cqClosed; // guarded by this
 
     QpEndpoint(RdmaEndpointGroup<QpEndpoint> group, RdmaCmId id, boolean serverSide) throws IOException {
         super(group, id, serverSide);
@@ -110,7 +111,8 @@ final class QpEndpoint extends RdmaEndpoint {
     @Override
     public synchronized void close() throws IOException, InterruptedException {
         super.close();
-        if (getCqProvider() != null) {
+        if (getCqProvider() != null && !cqClosed) {
+            cqClosed = true; // DiSNI's group closes endpoints again on its own close: destroy the CQ once
             getCqProvider().close();
         }
     }

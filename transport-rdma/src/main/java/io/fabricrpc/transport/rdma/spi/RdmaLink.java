@@ -440,14 +440,18 @@ final class RdmaLink implements Link {
     }
 
     private void repost(int slot) {
-        if (failure != null) {
-            return;
-        }
+        // cqLock: close() must not destroy the QP (and free this prepared call) under a post in progress
+        cqLock.lock();
         try {
+            if (failure != null || resourcesClosed) {
+                return;
+            }
             receiveCalls[slot].execute();
         } catch (IOException e) {
             fail("reposting receive slot " + slot + " failed: " + e.getMessage());
             return;
+        } finally {
+            cqLock.unlock();
         }
         consumed++;
         publishConsumed(control, consumed); // release: the receive is posted before the peer can count on it
@@ -679,6 +683,9 @@ final class RdmaLink implements Link {
                 if (e instanceof InterruptedException) {
                     Thread.currentThread().interrupt();
                 }
+                // The QP may still be alive with receives posted into our memory: leak it rather than free it.
+                fail("closing the QP failed (its memory is leaked, not freed): " + e);
+                return;
             }
             freeQuietly();
         } finally {
@@ -689,6 +696,7 @@ final class RdmaLink implements Link {
 
     private void freeQuietly() {
         try {
+            // the QP is destroyed: nothing executes these prepared calls any more
             for (SVCPostSend call : new SVCPostSend[] {writeCall, readCall, sendCall}) {
                 if (call != null) {
                     call.free();
@@ -707,10 +715,9 @@ final class RdmaLink implements Link {
             transport.deregister(controlMr);
             transport.deregister(dataMr);
         } catch (RuntimeException e) {
-            // the QP is gone; a failed deregistration leaves pinned pages until exit, nothing a caller can repair
-        } finally {
-            arena.close();
+            return; // still registered: freeing it could let the device write into reused memory; leak instead
         }
+        arena.close();
     }
 
     @Override

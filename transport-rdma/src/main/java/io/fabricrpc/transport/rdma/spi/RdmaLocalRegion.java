@@ -54,12 +54,9 @@ final class RdmaLocalRegion implements LocalRegion {
             }
             closed = true;
         }
-        try {
-            transport.deregister(mr);
-        } finally {
-            transport.forget(this);
-            arena.close();
-        }
+        transport.forget(this);
+        transport.deregister(mr); // throws if it fails: then the memory stays allocated, the device may still reach it
+        arena.close();
     }
 
     @Override

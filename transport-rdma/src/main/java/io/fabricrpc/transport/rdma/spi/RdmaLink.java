@@ -129,6 +129,8 @@ final class RdmaLink implements Link {
 
     private volatile String failure;
     private boolean resourcesClosed; // guarded by qpLock and cqLock together
+    private boolean qpDestroyed; // guarded by qpLock and cqLock together
+    private boolean memoryReleased; // guarded by qpLock and cqLock together
 
     RdmaLink(RdmaTransport transport, QpEndpoint endpoint, long expectedPeerId) {
         this.transport = transport;
@@ -667,7 +669,7 @@ final class RdmaLink implements Link {
         return "rdma endpoint " + Long.toHexString(peerId);
     }
 
-    /** Fails the link and releases its QP, CQ and memory. */
+    /** Fails the link and destroys its QP and CQ; the memory goes later, see {@link #releaseMemory}. */
     void close(String reason) {
         fail(reason);
         qpLock.lock();
@@ -687,7 +689,25 @@ final class RdmaLink implements Link {
                 fail("closing the QP failed (its memory is leaked, not freed): " + e);
                 return;
             }
-            freeQuietly();
+            qpDestroyed = true;
+        } finally {
+            cqLock.unlock();
+            qpLock.unlock();
+        }
+    }
+
+    /**
+     * Frees the prepared calls, deregisters and frees the link memory. The transport calls it only after DiSNI's
+     * group is closed (no CM thread, no QP left), so that nothing can still reach this memory.
+     */
+    void releaseMemory() {
+        qpLock.lock();
+        cqLock.lock();
+        try {
+            if (qpDestroyed && !memoryReleased) {
+                memoryReleased = true;
+                freeQuietly();
+            }
         } finally {
             cqLock.unlock();
             qpLock.unlock();

@@ -97,6 +97,7 @@ public final class RdmaTransport implements Transport {
     private final Object connectLock = new Object();
     private final Object linksLock = new Object(); // never held while waiting: DiSNI's CM thread takes it
     private volatile RdmaLink[] allLinks = new RdmaLink[0];
+    private final java.util.List<RdmaLink> retired = new java.util.ArrayList<>(); // guarded by linksLock
     private final Thread acceptor;
     private volatile boolean closed;
 
@@ -302,6 +303,7 @@ public final class RdmaTransport implements Transport {
         link.close(reason);
         synchronized (linksLock) {
             allLinks = Arrays.stream(allLinks).filter(l -> l != link).toArray(RdmaLink[]::new);
+            retired.add(link); // its memory is released with the transport's
         }
     }
 
@@ -364,9 +366,19 @@ public final class RdmaTransport implements Transport {
             listener.close();
             group.close();
         } catch (IOException | RuntimeException e) {
-            throw new TransportException("closing rdma endpoint " + Long.toHexString(endpointId) + " failed: " + e, e);
+            throw new TransportException("closing rdma endpoint " + Long.toHexString(endpointId) + " failed: " + e
+                    + " (its link memory stays allocated)", e);
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
+            return; // the group may still run: keep the link memory
+        }
+        // No QP, CM id or CM thread is left: nothing can reach the link memory any more.
+        synchronized (linksLock) {
+            for (RdmaLink link : allLinks) {
+                link.releaseMemory();
+            }
+            retired.forEach(RdmaLink::releaseMemory);
+            retired.clear();
         }
     }
 

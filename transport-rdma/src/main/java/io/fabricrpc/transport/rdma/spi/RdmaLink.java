@@ -119,6 +119,7 @@ final class RdmaLink implements Link {
     private long consumed;
 
     // Peer identity and control block: written before helloDone (volatile) publishes them.
+    private volatile boolean qpReady;
     private volatile boolean helloDone;
     private long peerId;
     private EndpointAddress peerAddress;
@@ -181,6 +182,7 @@ final class RdmaLink implements Link {
             completions[i] = new IbvWC();
         }
         pollCall = endpoint.getCqProvider().getCQ().poll(completions, POLL_BATCH);
+        qpReady = true; // volatile: publishes the prepared calls to the threads that reap and post
     }
 
     private SVCPostSend prepare(int opcode) throws IOException {
@@ -567,8 +569,8 @@ final class RdmaLink implements Link {
 
     /** Reaps the CQ if no other thread is doing so. */
     private void reap() {
-        if (!cqLock.tryLock()) {
-            return;
+        if (!qpReady || !cqLock.tryLock()) {
+            return; // not connected yet (an accepted QP still being set up), or another thread reaps
         }
         try {
             if (resourcesClosed) {

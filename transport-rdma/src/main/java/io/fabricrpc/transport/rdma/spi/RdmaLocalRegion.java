@@ -1,0 +1,66 @@
+package io.fabricrpc.transport.rdma.spi;
+
+import com.ibm.disni.verbs.IbvMr;
+import io.fabricrpc.transport.LocalRegion;
+import io.fabricrpc.transport.RemoteRegion;
+
+import java.lang.foreign.Arena;
+import java.lang.foreign.MemorySegment;
+
+/** Page-aligned off-heap memory registered with the transport's protection domain. Thread-safe; close is idempotent. */
+final class RdmaLocalRegion implements LocalRegion {
+    private final RdmaTransport transport;
+    private final Arena arena;
+    private final MemorySegment segment;
+    private final IbvMr mr;
+    private final RemoteRegion remote;
+    private boolean closed;
+
+    RdmaLocalRegion(RdmaTransport transport, Arena arena, MemorySegment segment, IbvMr mr, RemoteRegion remote) {
+        this.transport = transport;
+        this.arena = arena;
+        this.segment = segment;
+        this.mr = mr;
+        this.remote = remote;
+    }
+
+    RdmaTransport transport() {
+        return transport;
+    }
+
+    long address() {
+        return segment.address();
+    }
+
+    int lkey() {
+        return mr.getLkey();
+    }
+
+    @Override
+    public MemorySegment segment() {
+        return segment;
+    }
+
+    @Override
+    public RemoteRegion remote() {
+        return remote;
+    }
+
+    @Override
+    public void close() {
+        synchronized (this) {
+            if (closed) {
+                return;
+            }
+            closed = true;
+        }
+        transport.forget(this);
+        transport.deregister(mr); // throws if it fails: then the memory stays allocated, the device may still reach it
+        arena.close();
+    }
+
+    @Override
+    public String toString() {
+        return "RdmaLocalRegion[" + remote + "]";
+    }
+}

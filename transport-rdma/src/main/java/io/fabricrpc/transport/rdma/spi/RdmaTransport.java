@@ -1,0 +1,390 @@
+package io.fabricrpc.transport.rdma.spi;
+
+import com.ibm.disni.RdmaPassiveEndpointGroup;
+import com.ibm.disni.RdmaServerEndpoint;
+import com.ibm.disni.verbs.IbvMr;
+import com.ibm.disni.verbs.IbvPd;
+import io.fabricrpc.transport.EndpointAddress;
+import io.fabricrpc.transport.Link;
+import io.fabricrpc.transport.LocalRegion;
+import io.fabricrpc.transport.MessageHandler;
+import io.fabricrpc.transport.PeerFailedException;
+import io.fabricrpc.transport.RemoteAccess;
+import io.fabricrpc.transport.RemoteRegion;
+import io.fabricrpc.transport.Transport;
+import io.fabricrpc.transport.TransportException;
+import io.fabricrpc.transport.rdma.nativelib.DisniNativeLibrary;
+
+import java.io.IOException;
+import java.lang.foreign.Arena;
+import java.lang.foreign.MemorySegment;
+import java.net.ConnectException;
+import java.net.Inet4Address;
+import java.net.InetAddress;
+import java.net.InetSocketAddress;
+import java.util.Arrays;
+import java.util.Map;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicLong;
+
+import static io.fabricrpc.transport.rdma.spi.RdmaTransportProvider.check;
+import static io.fabricrpc.transport.rdma.spi.RdmaTransportProvider.number;
+
+/**
+ * The transport SPI over RDMA verbs through DiSNI: one listening RDMA CM endpoint per transport, one RC queue pair per
+ * {@link RdmaLink link} (see there for ordering, completion tickets, selective signaling and message credits).
+ *
+ * <p>{@link #connect} makes a QP to the peer's listener; the accepting side turns the accepted QP into its link to the
+ * connecting peer (each side's first SEND is a handshake naming its endpoint id, listener address and the control
+ * block the peer may read). A connect to this endpoint's own address makes a second QP to itself (loopback; its
+ * operations complete before they return). Memory comes from {@link #allocate}: page-aligned off-heap memory
+ * registered with the protection domain of the device with {@code LOCAL_WRITE} plus exactly the remote rights asked
+ * for.
+ *
+ * <p>Configuration ({@code rdma.*}): {@code bindAddress} (IPv4 of the RDMA interface; default: the first interface
+ * that backs an RDMA device), {@code port} (0 = ephemeral), {@code sendQueueDepth} (64), {@code receiveQueueDepth}
+ * (32, messages in flight per link and direction), {@code signalInterval} (16, every k-th request is signaled; below
+ * the send queue depth), {@code maxMessageSize} (4088; must match between peers), {@code connectTimeoutMillis}
+ * (3000), {@code operationTimeoutMillis} (10000: a request not complete by then fails its link).
+ *
+ * <p>The endpoint id is {@code ipv4 << 32 | port << 16 | (pid ^ n) & 0xffff}: unique among live listeners of a job.
+ * Thread-safe; {@link #pollMessages} from one thread at a time.
+ */
+public final class RdmaTransport implements Transport {
+    public static final String KIND = "rdma";
+    private static final AtomicInteger ENDPOINTS_IN_JVM = new AtomicInteger();
+
+    /** Parsed {@code rdma.*} settings. */
+    record Settings(Inet4Address bindAddress, int port, int sqDepth, int recvDepth, int signalInterval,
+                    int maxMessageSize, long connectTimeoutMillis, long operationTimeoutMillis) {
+        static Settings from(Map<String, String> config) {
+            Inet4Address bind;
+            String configured = config.get("rdma.bindAddress");
+            if (configured == null || configured.isBlank()) {
+                bind = RdmaAddresses.rdmaInterfaceAddress();
+            } else {
+                try {
+                    InetAddress parsed = InetAddress.getByName(configured.trim());
+                    check(parsed instanceof Inet4Address, "rdma.bindAddress must be an IPv4 address, got " + configured);
+                    bind = (Inet4Address) parsed;
+                } catch (IOException e) {
+                    throw new TransportException("rdma.bindAddress '" + configured + "' is not an address: " + e.getMessage());
+                }
+            }
+            int sq = (int) number(config, "rdma.sendQueueDepth", 64, 4, 4096);
+            int signal = (int) number(config, "rdma.signalInterval", Math.min(16, sq - 1), 1, 4096);
+            check(signal < sq, "rdma.signalInterval (" + signal + ") must be below rdma.sendQueueDepth (" + sq + ")");
+            return new Settings(bind, (int) number(config, "rdma.port", 0, 0, 65535), sq,
+                    (int) number(config, "rdma.receiveQueueDepth", 32, 2, 4096), signal,
+                    (int) number(config, "rdma.maxMessageSize", 4088, 64, 1 << 20),
+                    number(config, "rdma.connectTimeoutMillis", 3000, 1, 600_000),
+                    number(config, "rdma.operationTimeoutMillis", 10_000, 1, 3_600_000));
+        }
+    }
+
+    private final Settings settings;
+    private final RdmaPassiveEndpointGroup<QpEndpoint> group;
+    private final RdmaServerEndpoint<QpEndpoint> listener;
+    private final IbvPd pd;
+    private final int port;
+    private final long endpointId;
+    private final EndpointAddress address;
+    private final AtomicLong regionIds = new AtomicLong();
+    private final ConcurrentHashMap<Long, RdmaLink> links = new ConcurrentHashMap<>();
+    private final Set<RdmaLocalRegion> regions = ConcurrentHashMap.newKeySet();
+    private final Object connectLock = new Object();
+    private final Object linksLock = new Object(); // never held while waiting: DiSNI's CM thread takes it
+    private volatile RdmaLink[] allLinks = new RdmaLink[0];
+    private final java.util.List<RdmaLink> retired = new java.util.ArrayList<>(); // guarded by linksLock
+    private final Thread acceptor;
+    private volatile boolean closed;
+
+    RdmaTransport(Settings settings) {
+        this.settings = settings;
+        DisniNativeLibrary.load();
+        InetSocketAddress bound;
+        try {
+            group = new RdmaPassiveEndpointGroup<>(100, Math.max(settings.sqDepth(), settings.recvDepth()) + 1, 1,
+                    settings.sqDepth() + settings.recvDepth() + 1);
+            group.getConnParam().setRetry_count((byte) 7);
+            group.getConnParam().setRnr_retry_count((byte) 7);
+            group.init((id, serverSide) -> {
+                QpEndpoint endpoint = new QpEndpoint(group, id, serverSide);
+                if (serverSide) {
+                    track(new RdmaLink(this, endpoint, 0)); // peer id from its handshake
+                }
+                return endpoint;
+            });
+            listener = group.createServerEndpoint();
+            listener.bind(new InetSocketAddress(settings.bindAddress(), settings.port()), 64);
+            bound = (InetSocketAddress) listener.getSrcAddr();
+        } catch (TransportException e) {
+            throw e;
+        } catch (Exception e) {
+            throw new TransportException("cannot listen for RDMA connections on " + settings.bindAddress().getHostAddress()
+                    + ":" + settings.port() + " (rdma.bindAddress must be the IPv4 address of an RDMA interface, "
+                    + "rdma.port free): " + e, e);
+        }
+        this.pd = listener.getPd();
+        this.port = bound.getPort();
+        long salt = (ProcessHandle.current().pid() ^ ENDPOINTS_IN_JVM.incrementAndGet()) & 0xFFFF;
+        this.endpointId = (Integer.toUnsignedLong(RdmaAddresses.ipv4(settings.bindAddress())) << 32)
+                | ((long) port << 16) | salt;
+        this.address = RdmaAddresses.encode(settings.bindAddress(), port, endpointId);
+        this.acceptor = Thread.ofPlatform().daemon().name("fabricrpc-rdma-accept-" + Long.toHexString(endpointId))
+                .start(this::acceptLoop);
+    }
+
+    @Override
+    public String kind() {
+        return KIND;
+    }
+
+    @Override
+    public long endpointId() {
+        return endpointId;
+    }
+
+    @Override
+    public EndpointAddress address() {
+        return address;
+    }
+
+    @Override
+    public int maxMessageSize() {
+        return settings.maxMessageSize();
+    }
+
+    @Override
+    public LocalRegion allocate(long bytes, RemoteAccess access) {
+        checkOpen("allocate");
+        if (bytes <= 0 || bytes > Integer.MAX_VALUE) {
+            throw new IllegalArgumentException("rdma region size must be in (0, 2^31 - 1], got " + bytes);
+        }
+        int flags = IbvMr.IBV_ACCESS_LOCAL_WRITE // reads land in local regions
+                | (access.allowsWrite() ? IbvMr.IBV_ACCESS_REMOTE_WRITE : 0)
+                | (access.allowsRead() ? IbvMr.IBV_ACCESS_REMOTE_READ : 0);
+        Arena arena = Arena.ofShared();
+        try {
+            MemorySegment segment = arena.allocate(bytes, 4096); // zeroed
+            IbvMr mr = register(segment, flags);
+            RemoteRegion remote = new RemoteRegion(endpointId, regionIds.incrementAndGet(), mr.getAddr(), bytes,
+                    mr.getRkey(), access);
+            RdmaLocalRegion region = new RdmaLocalRegion(this, arena, segment, mr, remote);
+            regions.add(region);
+            return region;
+        } catch (RuntimeException e) {
+            arena.close();
+            throw e;
+        }
+    }
+
+    IbvMr register(MemorySegment segment, int flags) {
+        try {
+            return pd.regMr(segment.address(), (int) segment.byteSize(), flags).execute().free().getMr();
+        } catch (IOException e) {
+            throw new TransportException("registering " + segment.byteSize() + " bytes with the RDMA device failed: "
+                    + e.getMessage() + " (is the memlock limit high enough? ulimit -l)", e);
+        }
+    }
+
+    void deregister(IbvMr mr) {
+        try {
+            mr.deregMr().execute().free();
+        } catch (IOException e) {
+            throw new TransportException("deregistering memory region (lkey " + mr.getLkey() + ") failed: "
+                    + e.getMessage(), e);
+        }
+    }
+
+    void forget(RdmaLocalRegion region) {
+        regions.remove(region);
+    }
+
+    @Override
+    public Link connect(EndpointAddress peer) {
+        checkOpen("connect");
+        RdmaAddresses.Decoded target = RdmaAddresses.decode(peer);
+        RdmaLink existing = links.get(target.endpointId());
+        if (existing != null) {
+            return existing;
+        }
+        synchronized (connectLock) {
+            existing = links.get(target.endpointId());
+            if (existing != null) {
+                return existing;
+            }
+            String name = "rdma endpoint " + Long.toHexString(target.endpointId()) + " at "
+                    + target.ip().getHostAddress() + ":" + target.port();
+            RdmaLink link;
+            try {
+                link = new RdmaLink(this, group.createEndpoint(), target.endpointId());
+            } catch (IOException e) {
+                throw new TransportException("cannot create an RDMA endpoint to connect to " + name + ": " + e.getMessage(), e);
+            }
+            track(link);
+            try {
+                link.endpoint.connect(new InetSocketAddress(target.ip(), target.port()),
+                        (int) settings.connectTimeoutMillis());
+                link.sendHello();
+                link.awaitHello(settings.connectTimeoutMillis());
+            } catch (ConnectException e) {
+                discard(link, "connect failed");
+                throw new PeerFailedException(name, "absent or closed: " + e.getMessage());
+            } catch (PeerFailedException e) {
+                discard(link, "handshake failed");
+                throw new PeerFailedException(name, "handshake failed: " + e.getMessage());
+            } catch (Exception e) {
+                discard(link, "connect failed");
+                throw new TransportException("RDMA connect to " + name + " failed: " + e, e);
+            }
+            RdmaLink prior = links.putIfAbsent(target.endpointId(), link);
+            return prior != null ? prior : link;
+        }
+    }
+
+    @Override
+    public int pollMessages(MessageHandler handler, int limit) {
+        checkOpen("pollMessages");
+        int count = 0;
+        for (RdmaLink link : allLinks) {
+            if (count >= limit) {
+                break;
+            }
+            count += link.deliver(handler, limit - count);
+        }
+        return count;
+    }
+
+    /** The link a message's handler gets: the canonical link to {@code peerId}, else the one it arrived on. */
+    Link linkFor(long peerId, RdmaLink arrivedOn) {
+        RdmaLink canonical = links.get(peerId);
+        return canonical != null ? canonical : arrivedOn;
+    }
+
+    private void acceptLoop() {
+        while (!closed) {
+            QpEndpoint endpoint;
+            try {
+                endpoint = listener.accept();
+            } catch (IOException e) {
+                if (closed) {
+                    return;
+                }
+                continue; // a failed accept concerns that one connection request only
+            }
+            if (endpoint == null || endpoint.link() == null) {
+                continue;
+            }
+            RdmaLink link = endpoint.link();
+            try {
+                link.sendHello();
+                link.awaitHello(settings.connectTimeoutMillis());
+                if (link.peerId() != endpointId) {
+                    links.putIfAbsent(link.peerId(), link); // the reverse link for the connecting peer
+                }
+            } catch (RuntimeException e) {
+                discard(link, "handshake with an accepted peer failed: " + e.getMessage());
+            }
+        }
+    }
+
+    private void track(RdmaLink link) {
+        synchronized (linksLock) {
+            RdmaLink[] grown = Arrays.copyOf(allLinks, allLinks.length + 1);
+            grown[grown.length - 1] = link;
+            allLinks = grown; // volatile: pollMessages iterates a consistent snapshot
+        }
+    }
+
+    private void discard(RdmaLink link, String reason) {
+        link.close(reason);
+        synchronized (linksLock) {
+            allLinks = Arrays.stream(allLinks).filter(l -> l != link).toArray(RdmaLink[]::new);
+            retired.add(link); // its memory is released with the transport's
+        }
+    }
+
+    int sqDepth() {
+        return settings.sqDepth();
+    }
+
+    int recvDepth() {
+        return settings.recvDepth();
+    }
+
+    int signalInterval() {
+        return settings.signalInterval();
+    }
+
+    long operationTimeoutMillis() {
+        return settings.operationTimeoutMillis();
+    }
+
+    int ipv4() {
+        return RdmaAddresses.ipv4(settings.bindAddress());
+    }
+
+    int port() {
+        return port;
+    }
+
+    private void checkOpen(String operation) {
+        if (closed) {
+            throw new TransportException(operation + " on closed rdma endpoint " + Long.toHexString(endpointId));
+        }
+    }
+
+    @Override
+    public void close() {
+        synchronized (this) {
+            if (closed) {
+                return;
+            }
+            closed = true;
+        }
+        acceptor.interrupt();
+        try {
+            acceptor.join(5000);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
+        String reason = "this endpoint (" + Long.toHexString(endpointId) + ") is closed";
+        for (RdmaLink link : allLinks) {
+            link.fail(reason); // every waiter ends before the resources go
+        }
+        for (RdmaLink link : allLinks) {
+            link.close(reason);
+        }
+        links.clear();
+        for (RdmaLocalRegion region : regions.toArray(RdmaLocalRegion[]::new)) {
+            region.close();
+        }
+        try {
+            listener.close();
+            group.close();
+        } catch (IOException | RuntimeException e) {
+            throw new TransportException("closing rdma endpoint " + Long.toHexString(endpointId) + " failed: " + e
+                    + " (its link memory stays allocated)", e);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            return; // the group may still run: keep the link memory
+        }
+        // No QP, CM id or CM thread is left: nothing can reach the link memory any more.
+        synchronized (linksLock) {
+            for (RdmaLink link : allLinks) {
+                link.releaseMemory();
+            }
+            retired.forEach(RdmaLink::releaseMemory);
+            retired.clear();
+        }
+    }
+
+    @Override
+    public String toString() {
+        return "RdmaTransport[" + Long.toHexString(endpointId) + " at " + settings.bindAddress().getHostAddress() + ":"
+                + port + "]";
+    }
+}

@@ -1,0 +1,13 @@
+package io.fabricrpc.transport.rdma.spi;
+
+import io.fabricrpc.mailbox.MailboxStressTest;
+import io.fabricrpc.transport.TransportFixture;
+import org.junit.jupiter.api.condition.EnabledIf;
+
+@EnabledIf("io.fabricrpc.transport.rdma.RdmaTestSupport#rdmaAvailable")
+class RdmaMailboxStressTest extends MailboxStressTest {
+    @Override
+    protected TransportFixture fixture() {
+        return RdmaFixture.INSTANCE;
+    }
+}

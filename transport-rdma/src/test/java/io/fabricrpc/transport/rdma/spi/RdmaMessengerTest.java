@@ -1,0 +1,13 @@
+package io.fabricrpc.transport.rdma.spi;
+
+import io.fabricrpc.messaging.MessengerTest;
+import io.fabricrpc.transport.TransportFixture;
+import org.junit.jupiter.api.condition.EnabledIf;
+
+@EnabledIf("io.fabricrpc.transport.rdma.RdmaTestSupport#rdmaAvailable")
+class RdmaMessengerTest extends MessengerTest {
+    @Override
+    protected TransportFixture fixture() {
+        return RdmaFixture.INSTANCE;
+    }
+}

@@ -7,10 +7,6 @@ import com.ibm.disni.verbs.RdmaCmId;
 import java.io.IOException;
 import java.net.ConnectException;
 import java.net.SocketAddress;
-import java.util.concurrent.Executors;
-import java.util.concurrent.ScheduledExecutorService;
-import java.util.concurrent.ScheduledFuture;
-import java.util.concurrent.TimeUnit;
 
 /**
  * A DiSNI active endpoint whose {@link #connect(SocketAddress, int)} always returns or throws within the timeout.
@@ -24,15 +20,7 @@ import java.util.concurrent.TimeUnit;
  * <p>Thread-safety: as DiSNI's endpoint; one thread connects at a time.
  */
 public abstract class BoundedConnectEndpoint extends RdmaActiveEndpoint {
-    private static final ScheduledExecutorService WATCHDOG = Executors.newSingleThreadScheduledExecutor(r -> {
-        Thread t = new Thread(r, "fabricrpc-rdma-connect-watchdog");
-        t.setDaemon(true);
-        return t;
-    });
-
-    private volatile Thread connecting;
-    private volatile RdmaCmEvent.EventType failure;
-    private volatile boolean timedOut;
+    private final ConnectDeadline deadline = new ConnectDeadline();
 
     protected BoundedConnectEndpoint(RdmaActiveEndpointGroup<? extends RdmaActiveEndpoint> group, RdmaCmId id,
                                      boolean serverSide) throws IOException {
@@ -47,54 +35,13 @@ public abstract class BoundedConnectEndpoint extends RdmaActiveEndpoint {
      */
     @Override
     public void connect(SocketAddress destination, int timeoutMs) throws Exception {
-        Thread self = Thread.currentThread();
-        failure = null;
-        timedOut = false;
-        connecting = self; // volatile: the CM thread and the watchdog read it before interrupting
-        ScheduledFuture<?> watchdog = WATCHDOG.schedule(() -> {
-            if (connecting == self) {
-                timedOut = true;
-                self.interrupt();
-            }
-        }, timeoutMs, TimeUnit.MILLISECONDS);
-        try {
-            super.connect(destination, timeoutMs);
-        } catch (InterruptedException e) {
-            RdmaCmEvent.EventType why = failure;
-            if (why != null) {
-                throw new ConnectException("RDMA connect to " + destination + " failed: " + why
-                        + (why == RdmaCmEvent.EventType.RDMA_CM_EVENT_REJECTED ? " (nobody listens on that port?)" : ""));
-            }
-            if (timedOut) {
-                throw new ConnectException("RDMA connect to " + destination + " timed out after " + timeoutMs + " ms");
-            }
-            throw e;
-        } finally {
-            connecting = null;
-            watchdog.cancel(false);
-        }
-        if (!isConnected()) {
-            throw new ConnectException("RDMA connect to " + destination + " ended without a connection");
-        }
+        deadline.connect(destination, timeoutMs, () -> super.connect(destination, timeoutMs), this::isConnected);
     }
 
     @Override
     public synchronized void dispatchCmEvent(RdmaCmEvent event) throws IOException {
-        int type = event.getEvent();
-        Thread waiter = connecting;
-        if (waiter != null && isFailure(type)) {
-            failure = RdmaCmEvent.EventType.values()[type];
-            waiter.interrupt(); // DiSNI's connect() waits with no deadline and never wakes up for this event
-            return;
+        if (!deadline.onCmEvent(event.getEvent())) {
+            super.dispatchCmEvent(event);
         }
-        super.dispatchCmEvent(event);
-    }
-
-    private static boolean isFailure(int type) {
-        return type == RdmaCmEvent.EventType.RDMA_CM_EVENT_ADDR_ERROR.ordinal()
-                || type == RdmaCmEvent.EventType.RDMA_CM_EVENT_ROUTE_ERROR.ordinal()
-                || type == RdmaCmEvent.EventType.RDMA_CM_EVENT_CONNECT_ERROR.ordinal()
-                || type == RdmaCmEvent.EventType.RDMA_CM_EVENT_UNREACHABLE.ordinal()
-                || type == RdmaCmEvent.EventType.RDMA_CM_EVENT_REJECTED.ordinal();
     }
 }

@@ -59,4 +59,33 @@ public final class CpuAffinity {
             throw new IllegalStateException("sched_setaffinity to CPU " + cpu + " failed: " + e, e);
         }
     }
+
+    /**
+     * Parses a {@code --pin} option: {@code "A,B"} (two CPU numbers), {@code "none"}, or {@code "auto"} (0,1 when the
+     * JVM sees two CPUs or more). Returns the pair, or null for no pinning.
+     *
+     * @throws IllegalArgumentException naming the option and the value when it is none of these
+     */
+    public static int[] parsePair(String option, String roles, String value) {
+        String pins = value.trim().toLowerCase(java.util.Locale.ROOT);
+        if (pins.equals("auto")) {
+            pins = Runtime.getRuntime().availableProcessors() >= 2 ? "0,1" : "none";
+        }
+        if (pins.equals("none")) {
+            return null;
+        }
+        String[] cpus = pins.split(",");
+        try {
+            if (cpus.length == 2) {
+                int[] pair = {Integer.parseInt(cpus[0].trim()), Integer.parseInt(cpus[1].trim())};
+                if (pair[0] >= 0 && pair[1] >= 0) {
+                    return pair;
+                }
+            }
+        } catch (NumberFormatException ignored) {
+            // reported below
+        }
+        throw new IllegalArgumentException(option + " must be " + roles + " (two CPU numbers), none or auto, got '"
+                + value + "'");
+    }
 }

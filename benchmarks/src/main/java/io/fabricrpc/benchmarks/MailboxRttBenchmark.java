@@ -131,24 +131,14 @@ public final class MailboxRttBenchmark implements Callable<Integer> {
         if (idles.isEmpty()) {
             problems.add("--idle needs at least one strategy");
         }
-        String pins = pin.trim().toLowerCase();
-        if (pins.equals("auto")) {
-            pins = Runtime.getRuntime().availableProcessors() >= 2 ? "0,1" : "none";
-        }
-        if (!pins.equals("none")) {
-            String[] cpus = pins.split(",");
-            try {
-                if (cpus.length != 2) {
-                    throw new NumberFormatException();
-                }
-                clientCpu = Integer.parseInt(cpus[0].trim());
-                echoCpu = Integer.parseInt(cpus[1].trim());
-                if (clientCpu < 0 || echoCpu < 0) {
-                    throw new NumberFormatException();
-                }
-            } catch (NumberFormatException e) {
-                problems.add("--pin must be CLIENT_CPU,ECHO_CPU (two CPU numbers), none or auto, got '" + pin + "'");
+        try {
+            int[] cpus = CpuAffinity.parsePair("--pin", "CLIENT_CPU,ECHO_CPU", pin);
+            if (cpus != null) {
+                clientCpu = cpus[0];
+                echoCpu = cpus[1];
             }
+        } catch (IllegalArgumentException e) {
+            problems.add(e.getMessage());
         }
         if (!problems.isEmpty()) {
             throw new CommandLine.ParameterException(new CommandLine(this), String.join("; ", problems));

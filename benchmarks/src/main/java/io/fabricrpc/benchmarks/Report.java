@@ -20,6 +20,19 @@ public record Report(Machine machine, double loadBefore, double loadAfter, Strin
     /** What the numbers were measured on. */
     public record Machine(String cpu, int logicalCpus, boolean virtualised, String memory, String kernel, String jdk,
                    String gc, Instant date) {
+        /** The "## Machine" section of a report: what ran the benchmark and how loaded it was. */
+        public void appendMarkdown(StringBuilder md, double loadBefore, double loadAfter) {
+            md.append("## Machine\n\n");
+            md.append("- Date: ").append(date()).append('\n');
+            md.append("- CPU: ").append(cpu()).append(", ").append(logicalCpus())
+                    .append(" logical CPUs visible to the JVM").append(virtualised() ? " (virtualised)" : "").append('\n');
+            md.append("- Memory: ").append(memory()).append('\n');
+            md.append("- Kernel: ").append(kernel()).append('\n');
+            md.append("- JDK: ").append(jdk()).append("; GC: ").append(gc()).append('\n');
+            md.append("- 1-minute load average: ").append(fmt(loadBefore)).append(" at start, ").append(fmt(loadAfter))
+                    .append(" at end\n\n");
+        }
+
         public static Machine describe() {
             String cpuinfo = read("/proc/cpuinfo");
             String cpu = cpuinfo.lines().filter(l -> l.startsWith("model name")).findFirst()
@@ -64,16 +77,7 @@ public record Report(Machine machine, double loadBefore, double loadAfter, Strin
         md.append("Written by `benchmarks/run-mailbox-bench.sh` (`io.fabricrpc.benchmarks.MailboxRttBenchmark`); overwritten"
                 + " by every run. Ratios are mailbox / Agrona per round (the two ran back to back in the same round),"
                 + " then the median over rounds: below 1 the mailbox is faster for RTT, above 1 it does more calls/s.\n\n");
-        md.append("## Machine\n\n");
-        md.append("- Date: ").append(machine.date()).append('\n');
-        md.append("- CPU: ").append(machine.cpu()).append(", ").append(machine.logicalCpus())
-                .append(" logical CPUs visible to the JVM").append(machine.virtualised() ? " (virtualised)" : "")
-                .append('\n');
-        md.append("- Memory: ").append(machine.memory()).append('\n');
-        md.append("- Kernel: ").append(machine.kernel()).append('\n');
-        md.append("- JDK: ").append(machine.jdk()).append("; GC: ").append(machine.gc()).append('\n');
-        md.append("- 1-minute load average: ").append(fmt(loadBefore)).append(" at start, ").append(fmt(loadAfter))
-                .append(" at end\n\n");
+        machine.appendMarkdown(md, loadBefore, loadAfter);
         md.append("## Parameters\n\n").append(parameters).append(".\n\n");
         md.append("## Summary (median of per-round ratios, mailbox / Agrona)\n\n");
         md.append(summaryTable()).append('\n');

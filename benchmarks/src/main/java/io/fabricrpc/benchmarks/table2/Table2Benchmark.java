@@ -1,5 +1,6 @@
 package io.fabricrpc.benchmarks.table2;
 
+import io.fabricrpc.benchmarks.CpuAffinity;
 import io.fabricrpc.benchmarks.Report;
 import io.fabricrpc.benchmarks.SharedRingFile;
 import io.fabricrpc.fabric.LocalLauncher;
@@ -200,24 +201,14 @@ public final class Table2Benchmark implements Callable<Integer> {
         if (timeoutMillis < 1000) {
             problems.add("--timeout-ms must be >= 1000, got " + timeoutMillis);
         }
-        String pins = pin.trim().toLowerCase(Locale.ROOT);
-        if (pins.equals("auto")) {
-            pins = Runtime.getRuntime().availableProcessors() >= 2 ? "0,1" : "none";
-        }
-        if (!pins.equals("none")) {
-            String[] cpus = pins.split(",");
-            try {
-                if (cpus.length != 2) {
-                    throw new NumberFormatException();
-                }
-                senderCpu = Integer.parseInt(cpus[0].trim());
-                receiverCpu = Integer.parseInt(cpus[1].trim());
-                if (senderCpu < 0 || receiverCpu < 0) {
-                    throw new NumberFormatException();
-                }
-            } catch (NumberFormatException e) {
-                problems.add("--pin must be SENDER_CPU,RECEIVER_CPU (two CPU numbers), none or auto, got '" + pin + "'");
+        try {
+            int[] cpus = CpuAffinity.parsePair("--pin", "SENDER_CPU,RECEIVER_CPU", pin);
+            if (cpus != null) {
+                senderCpu = cpus[0];
+                receiverCpu = cpus[1];
             }
+        } catch (IllegalArgumentException e) {
+            problems.add(e.getMessage());
         }
         if (!problems.isEmpty()) {
             throw new CommandLine.ParameterException(new CommandLine(this), String.join("; ", problems));

@@ -96,16 +96,7 @@ public record Table2Report(Report.Machine machine, double loadBefore, double loa
         if (chartFile != null) {
             md.append("![calls/s per column and payload size](").append(chartFile).append(")\n\n");
         }
-        md.append("## Machine\n\n");
-        md.append("- Date: ").append(machine.date()).append('\n');
-        md.append("- CPU: ").append(machine.cpu()).append(", ").append(machine.logicalCpus())
-                .append(" logical CPUs visible to the JVM").append(machine.virtualised() ? " (virtualised)" : "")
-                .append('\n');
-        md.append("- Memory: ").append(machine.memory()).append('\n');
-        md.append("- Kernel: ").append(machine.kernel()).append('\n');
-        md.append("- JDK: ").append(machine.jdk()).append("; GC: ").append(machine.gc()).append('\n');
-        md.append("- 1-minute load average: ").append(fmt(loadBefore)).append(" at start, ").append(fmt(loadAfter))
-                .append(" at end\n\n");
+        machine.appendMarkdown(md, loadBefore, loadAfter);
         md.append("## Parameters\n\n").append(parameters).append("\n\n");
         md.append("## Summary\n\n").append(summaryTables()).append('\n').append(targetsText()).append('\n');
         md.append("## Memory\n\n").append(memory).append("\n\n");

@@ -68,9 +68,20 @@ import static io.fabricrpc.transport.rdma.spi.LinkMemoryDescriptor.*;
  * before the link is published. Prepared DiSNI calls (one per operation kind, one per receive slot) are reused: the
  * hot path allocates nothing.
  *
+ * <p><b>Flush number.</b> {@code completed} is the link's flush number in WR units: it only grows, it is written by
+ * whichever thread reaps (under {@code cqLock.tryLock}, so no thread ever waits for another to advance it), and any
+ * thread reads it with one volatile load. Memory tagged with a ticket {@code <= completed} is reusable: a circular
+ * buffer frees every unit tagged below the new value with that single store and no per-buffer bookkeeping.
+ * Posting itself is serialized per QP ({@code qpLock}, held only to number and post one request): the WR number must
+ * be assigned in posting order for "a signaled completion covers every earlier number" to hold, and the verbs
+ * provider serializes posts to one QP internally anyway.
+ *
  * <p><b>Liveness.</b> The link fails on an error completion, a CM DISCONNECTED event, an operation that does not
  * complete within {@code rdma.operationTimeoutMillis}, or the close of either endpoint; {@link #checkAlive} is a
- * volatile read.
+ * volatile read. A silent peer (host gone, no CM event) is found by the transport's {@linkplain #heartbeat
+ * heartbeat}: an idle link is probed with a signaled 8-byte READ every {@code rdma.heartbeatMillis}; a probe to a
+ * vanished host ends in a retry-exceeded error completion, and requests that make no progress for
+ * {@code rdma.operationTimeoutMillis} fail the link even when no thread waits for them.
  */
 final class RdmaLink implements Link {
     private static final long RECEIVE_TAG = 1L << 62;
@@ -99,6 +110,7 @@ final class RdmaLink implements Link {
     private long lastSignaled;
     private long messagesSent;
     private long peerConsumed;
+    private long signaledCount;
     private SVCPostSend writeCall;
     private SVCPostSend readCall;
     private SVCPostSend sendCall;
@@ -564,7 +576,80 @@ final class RdmaLink implements Link {
         posted = ticket;
         if (signal) {
             lastSignaled = ticket;
+            signaledCount++;
         }
+    }
+
+    // ---------------------------------------------------------------- heartbeat
+
+    // Owned by the transport's heartbeat thread.
+    private long beatPosted = -1;
+    private long beatCompleted = -1;
+    private long beatProgressAt;
+    private volatile long probes; // volatile only so that tests can watch it
+
+    /**
+     * Called by the transport's heartbeat thread every {@code rdma.heartbeatMillis}: probes an idle link, makes an
+     * unsignaled tail signaled so that its completion (or error) shows up, and fails the link when outstanding
+     * requests made no progress for {@code rdma.operationTimeoutMillis}. Never waits for the QP lock.
+     */
+    void heartbeat(long nowNanos) {
+        if (!helloDone || failure != null || loopback) {
+            return;
+        }
+        reap();
+        long done = completed;
+        if (done != beatCompleted) {
+            beatCompleted = done;
+            beatProgressAt = nowNanos;
+        }
+        if (!qpLock.tryLock()) {
+            return; // a poster is active right now: the link is not idle
+        }
+        try {
+            if (failure != null || resourcesClosed) {
+                return;
+            }
+            if (posted > done) {
+                if (lastSignaled < posted) {
+                    postFlush(); // the tail is unsignaled: nothing would ever report its completion or error
+                } else if (nowNanos - beatProgressAt > timeoutNanos) {
+                    fail("requests up to " + posted + " made no progress for " + timeoutNanos / 1_000_000
+                            + " ms (rdma.operationTimeoutMillis; completed up to " + done + ")");
+                }
+            } else if (posted == beatPosted) {
+                postFlush(); // idle since the last beat: a vanished peer shows up as an error completion
+                probes++;
+            }
+            beatPosted = posted;
+        } finally {
+            qpLock.unlock();
+        }
+    }
+
+    /** Signaled requests posted so far (tests check that signaling stays selective). */
+    long signaledCount() {
+        qpLock.lock();
+        try {
+            return signaledCount;
+        } finally {
+            qpLock.unlock();
+        }
+    }
+
+    /** Work requests posted so far. */
+    long postedCount() {
+        qpLock.lock();
+        try {
+            return posted;
+        } finally {
+            qpLock.unlock();
+        }
+    }
+
+    /** Heartbeat probes posted on this idle link so far (read by tests; a plain read of the heartbeat's counter). */
+    long probes() {
+        return probes;
     }
 
     /** Reaps the CQ if no other thread is doing so. */

@@ -28,6 +28,7 @@ import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
+import java.util.concurrent.locks.LockSupport;
 
 import static io.fabricrpc.transport.rdma.spi.RdmaTransportProvider.check;
 import static io.fabricrpc.transport.rdma.spi.RdmaTransportProvider.number;
@@ -47,7 +48,8 @@ import static io.fabricrpc.transport.rdma.spi.RdmaTransportProvider.number;
  * that backs an RDMA device), {@code port} (0 = ephemeral), {@code sendQueueDepth} (64), {@code receiveQueueDepth}
  * (32, messages in flight per link and direction), {@code signalInterval} (16, every k-th request is signaled; below
  * the send queue depth), {@code maxMessageSize} (4088; must match between peers), {@code connectTimeoutMillis}
- * (3000), {@code operationTimeoutMillis} (10000: a request not complete by then fails its link).
+ * (3000), {@code operationTimeoutMillis} (10000: a request not complete by then fails its link),
+ * {@code heartbeatMillis} (500: idle links are probed this often; 0 turns the heartbeat off).
  *
  * <p>The endpoint id is {@code ipv4 << 32 | port << 16 | (pid ^ n) & 0xffff}: unique among live listeners of a job.
  * Thread-safe; {@link #pollMessages} from one thread at a time.
@@ -58,7 +60,7 @@ public final class RdmaTransport implements Transport {
 
     /** Parsed {@code rdma.*} settings. */
     record Settings(Inet4Address bindAddress, int port, int sqDepth, int recvDepth, int signalInterval,
-                    int maxMessageSize, long connectTimeoutMillis, long operationTimeoutMillis) {
+                    int maxMessageSize, long connectTimeoutMillis, long operationTimeoutMillis, long heartbeatMillis) {
         static Settings from(Map<String, String> config) {
             Inet4Address bind;
             String configured = config.get("rdma.bindAddress");
@@ -80,7 +82,8 @@ public final class RdmaTransport implements Transport {
                     (int) number(config, "rdma.receiveQueueDepth", 32, 2, 4096), signal,
                     (int) number(config, "rdma.maxMessageSize", 4088, 64, 1 << 20),
                     number(config, "rdma.connectTimeoutMillis", 3000, 1, 600_000),
-                    number(config, "rdma.operationTimeoutMillis", 10_000, 1, 3_600_000));
+                    number(config, "rdma.operationTimeoutMillis", 10_000, 1, 3_600_000),
+                    number(config, "rdma.heartbeatMillis", 500, 0, 600_000));
         }
     }
 
@@ -99,6 +102,7 @@ public final class RdmaTransport implements Transport {
     private volatile RdmaLink[] allLinks = new RdmaLink[0];
     private final java.util.List<RdmaLink> retired = new java.util.ArrayList<>(); // guarded by linksLock
     private final Thread acceptor;
+    private final Thread heartbeat;
     private volatile boolean closed;
 
     RdmaTransport(Settings settings) {
@@ -135,6 +139,23 @@ public final class RdmaTransport implements Transport {
         this.address = RdmaAddresses.encode(settings.bindAddress(), port, endpointId);
         this.acceptor = Thread.ofPlatform().daemon().name("fabricrpc-rdma-accept-" + Long.toHexString(endpointId))
                 .start(this::acceptLoop);
+        this.heartbeat = settings.heartbeatMillis() == 0 ? null
+                : Thread.ofPlatform().daemon().name("fabricrpc-rdma-heartbeat-" + Long.toHexString(endpointId))
+                        .start(this::heartbeatLoop);
+    }
+
+    private void heartbeatLoop() {
+        long periodNanos = settings.heartbeatMillis() * 1_000_000L;
+        while (!closed) {
+            LockSupport.parkNanos(periodNanos);
+            if (closed || Thread.interrupted()) {
+                return;
+            }
+            long now = System.nanoTime();
+            for (RdmaLink link : allLinks) {
+                link.heartbeat(now);
+            }
+        }
     }
 
     @Override
@@ -346,8 +367,14 @@ public final class RdmaTransport implements Transport {
             closed = true;
         }
         acceptor.interrupt();
+        if (heartbeat != null) {
+            LockSupport.unpark(heartbeat);
+        }
         try {
             acceptor.join(5000);
+            if (heartbeat != null) {
+                heartbeat.join(5000); // it must not touch a link whose resources go below
+            }
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
         }

@@ -111,7 +111,7 @@ public final class CallDecoder {
         }
         try {
             Object passed = function.takesContext ? context : argument;
-            lastResult = (Object) function.invoker.invokeExact(segment, position, objects, passed);
+            lastResult = function.invoker.invoke(segment, position, objects, passed);
         } catch (RuntimeException | Error e) {
             throw e;
         } catch (Throwable e) {

@@ -106,7 +106,7 @@ public final class CallEncoder {
                         sender.definitionBytes.length);
                 position += sender.definitionBytes.length;
             }
-            sender.primitiveWriter.invokeExact((Object) function, segment, position);
+            sender.primitiveWriter.write(function, segment, position);
             position += sender.primitiveBytes;
             if (objectCount > 0) {
                 position = writeObjectCaptures(sender, segment, position, limit);

@@ -204,6 +204,6 @@ final class FunctionLinker {
         }
         int[] order = reorder.stream().mapToInt(Integer::intValue).toArray();
         MethodHandle invoker = MethodHandles.permuteArguments(h, ReceiverFunction.INVOKER_TYPE, order);
-        return new ReceiverFunction(shape, invoker, primitiveBytes, objectCount, name);
+        return new ReceiverFunction(shape, ConstantHandles.invoker(invoker), primitiveBytes, objectCount, name);
     }
 }

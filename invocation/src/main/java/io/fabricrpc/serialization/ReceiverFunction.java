@@ -17,13 +17,13 @@ final class ReceiverFunction {
     final FunctionShape shape;
     /** The argument is the decoder's context rather than the caller's argument. */
     final boolean takesContext;
-    final MethodHandle invoker;
+    final ConstantHandles.Invoker invoker;
     final int primitiveBytes;
     final int objectCount;
     /** {@code capturingClass.implMethodName} for messages. */
     final String name;
 
-    ReceiverFunction(FunctionShape shape, MethodHandle invoker, int primitiveBytes, int objectCount, String name) {
+    ReceiverFunction(FunctionShape shape, ConstantHandles.Invoker invoker, int primitiveBytes, int objectCount, String name) {
         this.shape = shape;
         this.takesContext = shape == FunctionShape.CONTEXT_CONSUMER;
         this.invoker = invoker;

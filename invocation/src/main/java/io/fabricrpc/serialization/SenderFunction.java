@@ -34,14 +34,15 @@ final class SenderFunction {
     final FunctionDefinition definition;
     final String capturingClassName;
     final byte[] definitionBytes;
-    /** {@code (Object function, MemorySegment, long base)void}: writes all primitive captures. */
-    final MethodHandle primitiveWriter;
+    /** Writes all primitive captures; its handle chain is a JIT constant. */
+    final ConstantHandles.CaptureWriter primitiveWriter;
     final int primitiveBytes;
     /** {@code (Object function)Object} per object capture, in capture order. */
     final MethodHandle[] objectGetters;
     final String[] objectCaptureNames;
 
-    private SenderFunction(int index, FunctionDefinition definition, MethodHandle primitiveWriter, int primitiveBytes,
+    private SenderFunction(int index, FunctionDefinition definition, ConstantHandles.CaptureWriter primitiveWriter,
+                           int primitiveBytes,
                            MethodHandle[] objectGetters, String[] objectCaptureNames) {
         this.index = index;
         this.definition = definition;
@@ -128,7 +129,7 @@ final class SenderFunction {
         }
         String captureDescriptor = MethodType.methodType(void.class, captureTypes).toMethodDescriptorString();
         FunctionDefinition definition = FunctionDefinition.of(lambda, captureDescriptor);
-        return new SenderFunction(NEXT_INDEX.getAndIncrement(), definition, writer, primitiveBytes,
+        return new SenderFunction(NEXT_INDEX.getAndIncrement(), definition, ConstantHandles.writer(writer), primitiveBytes,
                 objectGetters.toArray(MethodHandle[]::new), objectNames.toArray(String[]::new));
     }
 

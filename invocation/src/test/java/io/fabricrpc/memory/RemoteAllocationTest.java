@@ -151,11 +151,15 @@ public abstract class RemoteAllocationTest {
         Map<String, String> config = new HashMap<>(fixture().config());
         config.put(RemoteAllocationService.LIMIT_KEY, Long.toString(256 * 1024));
         TransportFixture limited = () -> config;
+        long started = System.nanoTime();
         try (LocalJob job = new LocalJob(limited, 2, 1, MessengerConfig.defaults())) {
             Fabric zero = job.rank(0);
             Fabric one = job.rank(1);
             one.startHandlerThreads();
+            long joined = System.nanoTime();
             RemoteRegion region = zero.allocateRemote(1, 64 * 1024, RemoteAccess.WRITE);
+            System.out.printf("remote allocation: job formed in %d ms, allocateRemote took %d ms%n",
+                    (joined - started) / 1_000_000, (System.nanoTime() - joined) / 1_000_000);
             assertEquals(64 * 1024, region.length());
             try (LocalRegion source = zero.allocate(64 * 1024, RemoteAccess.NONE)) {
                 for (int i = 0; i < 64 * 1024; i++) {
@@ -177,6 +181,8 @@ public abstract class RemoteAllocationTest {
             zero.freeRemote(1, region);
             assertThrows(RemoteAllocationException.class, () -> zero.freeRemote(1, region));
             assertThrows(IllegalArgumentException.class, () -> zero.allocateRemote(2, 64, RemoteAccess.WRITE));
+            System.out.printf("remote allocation: test body done after %d ms%n", (System.nanoTime() - started) / 1_000_000);
         }
+        System.out.printf("remote allocation: job closed after %d ms%n", (System.nanoTime() - started) / 1_000_000);
     }
 }

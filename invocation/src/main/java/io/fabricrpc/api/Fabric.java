@@ -139,6 +139,28 @@ public interface Fabric extends AutoCloseable {
     /** Memory the transport can move (registered under RDMA) that calls can name as a source or destination. */
     LocalRegion allocate(long bytes, RemoteAccess access);
 
+    /**
+     * Allocates {@code bytes} in the memory of process {@code rank} (a no-setup service call answered by its service
+     * thread) that this process may then access one-sided as {@code access} allows, and name in calls to that process
+     * (e.g. as the destination of {@link #callBuffer(ThreadId, RemoteBufferConsumer, LocalRegion, long, RemoteRegion,
+     * long, long, Synchronizer) callBuffer}). Blocks until the answer, at most the call timeout.
+     *
+     * @throws io.fabricrpc.memory.RemoteAllocationException if the process refuses (over its
+     *         {@code memory.remoteAllocationLimitBytes}, allocation failed there)
+     * @throws io.fabricrpc.transport.PeerFailedException if the process is or becomes dead before answering
+     * @throws IllegalArgumentException if {@code bytes} is not positive or {@code access} is {@link RemoteAccess#NONE}
+     */
+    RemoteRegion allocateRemote(int rank, long bytes, RemoteAccess access);
+
+    /**
+     * Frees a region this process got from {@link #allocateRemote} on {@code rank}; it must no longer be used.
+     *
+     * @throws io.fabricrpc.memory.RemoteAllocationException if {@code rank} did not grant that region to this process
+     *         (or it was freed already)
+     * @throws io.fabricrpc.transport.PeerFailedException if the process is or becomes dead before answering
+     */
+    void freeRemote(int rank, RemoteRegion region);
+
     /** Receives failures of calls run here (unknown function, corrupt record, a call that threw). */
     void onError(BiConsumer<ThreadId, Throwable> listener);
 

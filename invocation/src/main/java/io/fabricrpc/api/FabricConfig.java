@@ -27,7 +27,8 @@ public record FabricConfig(JobConfig job, Map<String, String> transport, Seriali
 
     /**
      * The job from the environment (explicit {@code FABRICRPC_*} variables, Slurm or Open MPI), the transport from
-     * system properties ({@code fabric.transport}, {@code shm.*}, {@code rdma.*}; shared memory by default), and
+     * system properties ({@code fabric.transport}, {@code shm.*}, {@code rdma.*}, {@code memory.*}; shared memory by
+     * default), and
      * default messenger settings.
      */
     public static FabricConfig fromEnvironment(SerializationRegistry registry) {
@@ -39,7 +40,7 @@ public record FabricConfig(JobConfig job, Map<String, String> transport, Seriali
         Map<String, String> transport = new HashMap<>();
         System.getProperties().forEach((k, v) -> {
             String key = k.toString();
-            if (key.startsWith("fabric.") || key.startsWith("shm.") || key.startsWith("rdma.")) {
+            if (key.startsWith("fabric.") || key.startsWith("shm.") || key.startsWith("rdma.") || key.startsWith("memory.")) {
                 transport.put(key, v.toString());
             }
         });

@@ -12,6 +12,7 @@ import io.fabricrpc.fabric.ControlPlaneListener;
 import io.fabricrpc.fabric.Membership;
 import io.fabricrpc.fabric.PeerFailedException;
 import io.fabricrpc.fabric.ThreadId;
+import io.fabricrpc.memory.RemoteAllocationService;
 import io.fabricrpc.messaging.ChunkLayout;
 import io.fabricrpc.messaging.Messenger;
 import io.fabricrpc.messaging.MessagingException;
@@ -64,6 +65,7 @@ public final class FabricRuntime implements Fabric {
     private final SerializationRegistry registry;
     private final Transport transport;
     private final MessagingNode node;
+    private final RemoteAllocationService remoteMemory;
     private final ControlPlane control;
     private final int rank;
     private final int size;
@@ -104,8 +106,12 @@ public final class FabricRuntime implements Fabric {
         this.transport = Transports.open(config.transport());
         MessagingNode messaging = null;
         ControlPlane plane = null;
+        RemoteAllocationService remote = null;
         try {
             messaging = new MessagingNode(transport);
+            // Before joining: once the job is formed, peers may ask for memory at once.
+            remote = new RemoteAllocationService(messaging.service(), RemoteAllocationService.limitFrom(config.transport()),
+                    this::allocate, this::releaseRegion);
             this.receiving = new ReceivingThread[threads];
             for (int i = 0; i < threads; i++) {
                 // Registered before joining: once the job is formed, peers may send at once.
@@ -143,6 +149,7 @@ public final class FabricRuntime implements Fabric {
             throw e;
         }
         this.node = messaging;
+        this.remoteMemory = remote;
         this.control = plane;
         this.links = new Link[size];
         this.attached = new AtomicReferenceArray<>(threads);
@@ -933,6 +940,31 @@ public final class FabricRuntime implements Fabric {
         LocalRegion region = transport.allocate(bytes, access);
         regions.put(region.remote().regionId(), region);
         return region;
+    }
+
+    private void releaseRegion(LocalRegion region) {
+        regions.remove(region.remote().regionId());
+        region.close();
+    }
+
+    @Override
+    public RemoteRegion allocateRemote(int rank, long bytes, RemoteAccess access) {
+        checkRank(rank);
+        control.checkAlive(rank);
+        return remoteMemory.allocate(link(rank), bytes, access, config.callTimeout());
+    }
+
+    @Override
+    public void freeRemote(int rank, RemoteRegion region) {
+        checkRank(rank);
+        control.checkAlive(rank);
+        remoteMemory.free(link(rank), region, config.callTimeout());
+    }
+
+    private void checkRank(int rank) {
+        if (rank < 0 || rank >= size) {
+            throw new IllegalArgumentException("no rank " + rank + " in a job of " + size + " processes");
+        }
     }
 
     MemorySegment localRegion(long regionId, long offset, long length) {

@@ -216,4 +216,14 @@ public final class FabricView implements Fabric {
     public String toString() {
         return runtime + " view " + view;
     }
+
+    @Override
+    public RemoteRegion allocateRemote(int rank, long bytes, RemoteAccess access) {
+        return runtime.allocateRemote(rank, bytes, access);
+    }
+
+    @Override
+    public void freeRemote(int rank, RemoteRegion region) {
+        runtime.freeRemote(rank, region);
+    }
 }

@@ -34,6 +34,7 @@ public final class LocalJob implements AutoCloseable {
                 .register(RemoteRegion.class, RemoteRegionSerializer::new)
                 .allowCapturingPackage("io.fabricrpc.invocation")
                 .allowCapturingPackage("io.fabricrpc.aggregation")
+                .allowCapturingPackage("io.fabricrpc.memory")
                 .build();
     }
 

@@ -104,11 +104,20 @@ public final class FabricRuntime implements Fabric {
         this.size = config.job().size();
         this.threads = config.job().threadsPerProcess();
         this.transport = Transports.open(config.transport());
+        this.sendQueues = new OneToOneRingBuffer[threads];
+        this.sendQueueMemory = new MemorySegment[threads];
+        for (int i = 0; i < threads; i++) {
+            int length = SEND_QUEUE_BYTES + RingBufferDescriptor.TRAILER_LENGTH;
+            sendQueueMemory[i] = sendQueueArena.allocate(length, 64);
+            sendQueues[i] = new OneToOneRingBuffer(new UnsafeBuffer(sendQueueMemory[i].address(), length));
+        }
         MessagingNode messaging = null;
         ControlPlane plane = null;
         RemoteAllocationService remote = null;
         try {
             messaging = new MessagingNode(transport);
+            // Before joining, like every handler: a peer may make a send-based call as soon as the job is formed.
+            messaging.service().register(SEND_CALL_MESSAGE, this::routeSendCall);
             // Before joining: once the job is formed, peers may ask for memory at once.
             remote = new RemoteAllocationService(messaging.service(), RemoteAllocationService.limitFrom(config.transport()),
                     this::allocate, this::releaseRegion);
@@ -160,14 +169,6 @@ public final class FabricRuntime implements Fabric {
                 failPendingReturns(failedRank, failure);
             }
         });
-        this.sendQueues = new OneToOneRingBuffer[threads];
-        this.sendQueueMemory = new MemorySegment[threads];
-        for (int i = 0; i < threads; i++) {
-            int length = SEND_QUEUE_BYTES + RingBufferDescriptor.TRAILER_LENGTH;
-            sendQueueMemory[i] = sendQueueArena.allocate(length, 64);
-            sendQueues[i] = new OneToOneRingBuffer(new UnsafeBuffer(sendQueueMemory[i].address(), length));
-        }
-        node.service().register(SEND_CALL_MESSAGE, this::routeSendCall);
         this.returnPoller = Thread.ofPlatform().daemon().name("fabricrpc-returns-" + rank).start(this::pollReturns);
     }
 

@@ -702,7 +702,8 @@ public final class FirehoseCache<R> implements AutoCloseable {
 
     /**
      * Deregisters every unreferenced bucket now and every bucket in use when its last pin is released; later pins
-     * fail. Idempotent.
+     * that need the table lock (misses, victim hits) fail, lock-free hits on buckets still in use succeed until those
+     * are released. Idempotent.
      */
     @Override
     public void close() {

@@ -7,7 +7,10 @@ import io.fabricrpc.transport.RemoteRegion;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 
-/** Page-aligned off-heap memory registered with the transport's protection domain. Thread-safe; close is idempotent. */
+/**
+ * Off-heap memory registered with the transport's protection domain: page-aligned memory the region owns (from
+ * {@code allocate}) or borrowed memory (from {@code registerExternal}, arena null). Thread-safe; close is idempotent.
+ */
 final class RdmaLocalRegion implements LocalRegion {
     private final RdmaTransport transport;
     private final Arena arena;
@@ -56,7 +59,9 @@ final class RdmaLocalRegion implements LocalRegion {
         }
         transport.forget(this);
         transport.deregister(mr); // throws if it fails: then the memory stays allocated, the device may still reach it
-        arena.close();
+        if (arena != null) { // null: memory owned by the caller of RdmaTransport.registerExternal
+            arena.close();
+        }
     }
 
     @Override

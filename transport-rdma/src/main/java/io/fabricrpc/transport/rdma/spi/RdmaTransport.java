@@ -296,6 +296,42 @@ public final class RdmaTransport implements Transport {
         return "HugePages_Free unknown";
     }
 
+    /**
+     * Registers memory the caller owns (a registration cache's bucket, say) with the same access flags as
+     * {@link #allocate}. Closing the returned region deregisters it and never frees the memory; the caller keeps the
+     * memory mapped until then.
+     *
+     * @throws IllegalArgumentException if the segment is not native or not in (0, 2^31 - 1] bytes
+     * @throws TransportException if the device refuses the registration (the message says why)
+     */
+    public LocalRegion registerExternal(MemorySegment segment, RemoteAccess access) {
+        checkOpen("registerExternal");
+        if (!segment.isNative() || segment.byteSize() <= 0 || segment.byteSize() > Integer.MAX_VALUE) {
+            throw new IllegalArgumentException("only native segments of (0, 2^31 - 1] bytes can be registered, got "
+                    + segment);
+        }
+        IbvMr mr = register(segment, IbvMr.IBV_ACCESS_LOCAL_WRITE
+                | (access.allowsWrite() ? IbvMr.IBV_ACCESS_REMOTE_WRITE : 0)
+                | (access.allowsRead() ? IbvMr.IBV_ACCESS_REMOTE_READ : 0));
+        RemoteRegion remote = new RemoteRegion(endpointId, regionIds.incrementAndGet(), mr.getAddr(),
+                segment.byteSize(), mr.getRkey(), access);
+        RdmaLocalRegion region = new RdmaLocalRegion(this, null, segment, mr, remote); // no arena: borrowed memory
+        regions.add(region);
+        return region;
+    }
+
+    /**
+     * The local key of a region of this transport (for callers that build their own work requests).
+     *
+     * @throws IllegalArgumentException if the region is not an rdma region
+     */
+    public static int localKey(LocalRegion region) {
+        if (!(region instanceof RdmaLocalRegion r)) {
+            throw new IllegalArgumentException("not an rdma region: " + region);
+        }
+        return r.lkey();
+    }
+
     IbvMr register(MemorySegment segment, int flags) {
         try {
             return pd.regMr(segment.address(), (int) segment.byteSize(), flags).execute().free().getMr();

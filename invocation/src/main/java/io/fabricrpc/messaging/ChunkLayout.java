@@ -8,25 +8,24 @@ import java.lang.invoke.VarHandle;
  * call records by one-sided writes (Seriema §4.4.1, sender-controlled buffer management).
  *
  * <pre>
- * Chunk (RemoteAccess.WRITE; allocated by the receiving process through a no-setup service call):
- *  0                        8                                    64                                   chunkSize
- *  +------------------------+------------------------------------+------------------------------------+
- *  | producer word          | (reserved)                         | records ...                        |
- *  +------------------------+------------------------------------+------------------------------------+
- *  producer word (written only by the sender, with Link.writeLong after the records it covers):
- *     bits  0..39  published: bytes of complete records from the start of the data area
- *     bits 48..55  growth: how many new chunks the sender inserted into its ring right after this chunk
- *     bit  63      sealed: the sender has left this chunk; nothing more will be written to it
- *  The receiver resets it to 0 once it has consumed a sealed chunk, before pushing the consumed count.
+ * Chunk (RemoteAccess.WRITE; allocated by the receiving process through a no-setup service call; zeroed):
+ *  0                                    64                                              chunkSize
+ *  +------------------------------------+---------------------------------+----------+----------+
+ *  | (reserved)                         | record | record | ...           | seal     | zeros    |
+ *  +------------------------------------+---------------------------------+----------+----------+
  *
- * Record (byte-granular: no padding, so a call costs 4 bytes of framing):
- *  0        3        4                       4 + length
- *  +--------+--------+-----------------------+
- *  | length | tag    | payload               |
- *  +--------+--------+-----------------------+
+ * Record (4-byte aligned; a call costs 4 bytes of framing plus up to 3 of padding):
+ *  0        3        4                       4 + length          recordSize(length)
+ *  +--------+--------+-----------------------+-------------------+
+ *  | length | tag    | payload               | padding (0..3)    |
+ *  +--------+--------+-----------------------+-------------------+
  *  header: little-endian int, length (> 0) in bits 0..23, tag in bits 24..31; tag bit 7 (TAG_NOTIFY) asks
  *  the receiver to push its consumed-record count once the record has been handled
- * *
+ *
+ * Seal (the sender has left the chunk; nothing more will be written to it):
+ *  header with length 0 and tag = 1 + growth, where growth (0..254) is how many new chunks the sender inserted
+ *  into its ring right after this chunk
+ *
  * Notification slot (in the <em>sender's</em> memory, RemoteAccess.WRITE, 16 bytes per messenger):
  *  0                        8                        16
  *  +------------------------+------------------------+
@@ -37,19 +36,28 @@ import java.lang.invoke.VarHandle;
  *  Each word has a single writer (the destination thread), so plain monotonic writes need no atomics.
  * </pre>
  *
- * <p><b>Invariants.</b> Sender and receiver walk symmetric circular buffers of the same chunks in the same order.
- * With S chunks sealed by the sender and C consumed by the receiver (C ≤ S), the S − C sealed but unconsumed
- * chunks are exactly the ones before the sender's current chunk, so the chunk after the current one is free iff
- * S − C + 1 < ring size. New chunks are inserted right after the current one on both sides: the sender records
- * their number in the growth field of the chunk it seals, and the receiver inserts the same number (taken in
- * allocation order) when it finishes that chunk. The receiver reads records only below {@code published}, which
- * it loads with acquire; the transport delivers the record bytes before the producer word (issue order).
+ * <p><b>Publication.</b> The header of a record is its flag: the receiver polls the header at its read position with
+ * an acquiring load, and a zero header means "nothing yet". The sender writes a batch of records (one or many) with
+ * {@link io.fabricrpc.transport.Link#writePublished}, which places the first header after every other byte of the
+ * batch; headers further into the batch are covered by that first one. So one call costs the receiver one
+ * cache line it must fetch, not two (record and a separate producer word), and RDMA needs no extra flag write per
+ * batch beyond the 4-byte header. A chunk's data area always keeps 4 bytes for the seal after the last record.
+ *
+ * <p><b>Invariants.</b> Every byte of a chunk's data area beyond the last published header is zero: chunks start
+ * zeroed, and the receiver zeroes what a sealed chunk held before it pushes the consumed-chunk count that lets the
+ * sender write there again (the push is ordered after the zeroing). Sender and receiver walk symmetric circular
+ * buffers of the same chunks in the same order. With S chunks sealed by the sender and C consumed by the receiver
+ * (C ≤ S), the S − C sealed but unconsumed chunks are exactly the ones before the sender's current chunk, so the
+ * chunk after the current one is free iff S − C + 1 < ring size. New chunks are inserted right after the current
+ * one on both sides: the sender records their number in the seal of the chunk it leaves, and the receiver inserts
+ * the same number (taken in allocation order) when it finishes that chunk.
  */
 public final class ChunkLayout {
-    public static final int PRODUCER_OFFSET = 0;
     public static final int DATA_OFFSET = 64;
     public static final int RECORD_HEADER_LENGTH = 4;
-    public static final int RECORD_ALIGNMENT = 1;
+    public static final int RECORD_ALIGNMENT = 4;
+    /** Bytes a chunk's data area keeps free after the last record for the seal. */
+    public static final int SEAL_LENGTH = RECORD_HEADER_LENGTH;
     public static final int MAX_RECORD_LENGTH = (1 << 24) - 1;
     public static final int TAG_SHIFT = 24;
     public static final int LENGTH_MASK = MAX_RECORD_LENGTH;
@@ -61,30 +69,25 @@ public final class ChunkLayout {
     public static final int NOTIFY_RECORDS_OFFSET = 8;
     public static final int MIN_CHUNK_SIZE = 4096;
 
-    static final long PUBLISHED_MASK = (1L << 40) - 1;
-    static final int GROWTH_SHIFT = 48;
-    static final long GROWTH_MASK = 0xFFL;
-    static final long SEALED = 1L << 63;
-
+    /** Acquiring loads of the notification slot's words. */
     static final VarHandle WORD = ValueLayout.JAVA_LONG.varHandle();
+    /** Acquiring loads of record headers (4-byte aligned). */
+    static final VarHandle HEADER = ValueLayout.JAVA_INT.varHandle();
 
     private ChunkLayout() {
     }
 
-    static long published(long producerWord) {
-        return producerWord & PUBLISHED_MASK;
+    /** The seal header announcing {@code growth} (0..254) chunks inserted after this one. */
+    static int sealHeader(int growth) {
+        return (growth + 1) << TAG_SHIFT;
     }
 
-    static int growth(long producerWord) {
-        return (int) ((producerWord >>> GROWTH_SHIFT) & GROWTH_MASK);
+    static boolean isSeal(int header) {
+        return (header & LENGTH_MASK) == 0;
     }
 
-    static boolean sealed(long producerWord) {
-        return (producerWord & SEALED) != 0;
-    }
-
-    static long producerWord(long published, int growth, boolean sealed) {
-        return published | ((long) growth << GROWTH_SHIFT) | (sealed ? SEALED : 0);
+    static int sealGrowth(int header) {
+        return (header >>> TAG_SHIFT) - 1;
     }
 
     /** Bytes a record of {@code length} payload bytes occupies, header and padding included. */
@@ -92,8 +95,13 @@ public final class ChunkLayout {
         return (RECORD_HEADER_LENGTH + length + RECORD_ALIGNMENT - 1) & -RECORD_ALIGNMENT;
     }
 
+    /** Bytes of a chunk's data area that records may fill (the seal keeps its 4 bytes). */
+    public static int recordCapacity(int chunkSize) {
+        return chunkSize - DATA_OFFSET - SEAL_LENGTH;
+    }
+
     /** The largest payload one record can carry in a chunk of {@code chunkSize} bytes. */
     public static long maxPayload(int chunkSize) {
-        return chunkSize - DATA_OFFSET - RECORD_HEADER_LENGTH;
+        return recordCapacity(chunkSize) - RECORD_HEADER_LENGTH;
     }
 }

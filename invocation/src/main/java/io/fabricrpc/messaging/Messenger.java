@@ -13,7 +13,7 @@ import java.util.Arrays;
 /**
  * The sending half of a one-sided channel from one sender thread to one destination thread (Seriema's
  * {@code RDMAMessenger}): records are serialized straight into a staging region the transport sends from,
- * written into the current remote chunk, and published with the chunk's producer word. Chunks are obtained
+ * written into the current remote chunk, and published by their own headers. Chunks are obtained
  * on first use ({@code c} of them) and grown up to {@code cMax} through no-setup service calls; when all are
  * full the {@link FullPolicy} decides. Layout and invariants: {@link ChunkLayout}.
  *
@@ -27,7 +27,7 @@ public final class Messenger implements RecordChannel {
     private final long sender;
     private final long destination;
     private final MessengerConfig config;
-    private final int dataCapacity;
+    private final int recordCapacity;
     private final LocalRegion staging;
     private final MemorySegment stagingSegment;
     private final LocalRegion notifyRegion;
@@ -62,7 +62,7 @@ public final class Messenger implements RecordChannel {
         this.sender = sender;
         this.destination = destination;
         this.config = config;
-        this.dataCapacity = config.chunkSize() - ChunkLayout.DATA_OFFSET;
+        this.recordCapacity = ChunkLayout.recordCapacity(config.chunkSize());
         this.staging = node.transport().allocate(config.chunkSize(), RemoteAccess.NONE);
         this.stagingSegment = staging.segment();
         this.notifyRegion = notifyRegion;
@@ -95,6 +95,11 @@ public final class Messenger implements RecordChannel {
     /** Runs the {@link #whileWaiting} work once: for layers above that wait for this messenger to have room. */
     public void helpWhileWaiting() {
         waitHelper.run();
+    }
+
+    /** Where the next record goes in the current chunk (tests use it to play a misbehaving sender). */
+    long writeOffset() {
+        return ChunkLayout.DATA_OFFSET + position;
     }
 
     /** The chunk being filled (tests use it to play a misbehaving sender). */
@@ -222,7 +227,7 @@ public final class Messenger implements RecordChannel {
         if (currentSealed && !advance()) {
             return false;
         }
-        long room = dataCapacity - position - ChunkLayout.RECORD_HEADER_LENGTH;
+        long room = recordCapacity - position - ChunkLayout.RECORD_HEADER_LENGTH;
         long at = ChunkLayout.DATA_OFFSET + position;
         long length = room > 0 ? writer.write(stagingSegment, at + ChunkLayout.RECORD_HEADER_LENGTH, room) : -1;
         if (length < 0) {
@@ -234,14 +239,14 @@ public final class Messenger implements RecordChannel {
             }
             at = ChunkLayout.DATA_OFFSET;
             length = writer.write(stagingSegment, at + ChunkLayout.RECORD_HEADER_LENGTH,
-                    dataCapacity - ChunkLayout.RECORD_HEADER_LENGTH);
+                    recordCapacity - ChunkLayout.RECORD_HEADER_LENGTH);
             if (length < 0) {
                 throw oversize();
             }
         }
-        if (length == 0 || length > dataCapacity - position - ChunkLayout.RECORD_HEADER_LENGTH) {
+        if (length == 0 || length > recordCapacity - position - ChunkLayout.RECORD_HEADER_LENGTH) {
             throw new MessagingException("record writer reported " + length + " bytes with "
-                    + (dataCapacity - position - ChunkLayout.RECORD_HEADER_LENGTH) + " available (must be > 0)");
+                    + (recordCapacity - position - ChunkLayout.RECORD_HEADER_LENGTH) + " available (must be > 0)");
         }
         stage(tag, at, length);
         if (publishNow) {
@@ -312,7 +317,7 @@ public final class Messenger implements RecordChannel {
         }
         MemorySegment bytes = source.segment();
         long first = ChunkLayout.recordSize(bytes.get(ValueLayout.JAVA_INT_UNALIGNED, offset) & ChunkLayout.LENGTH_MASK);
-        if (first > dataCapacity - position) {
+        if (first > recordCapacity - position) {
             if (position == 0 || !advance()) {
                 return 0;
             }
@@ -322,24 +327,24 @@ public final class Messenger implements RecordChannel {
         while (take < length) {
             long size = ChunkLayout.recordSize(bytes.get(ValueLayout.JAVA_INT_UNALIGNED, offset + take)
                     & ChunkLayout.LENGTH_MASK);
-            if (take + size > dataCapacity - position) {
+            if (take + size > recordCapacity - position) {
                 break;
             }
             take += size;
             records++;
         }
         RemoteRegion chunk = ring[current];
-        lastTicket = link.write(source, offset, chunk, ChunkLayout.DATA_OFFSET + position, take);
+        // The first header lands after the rest of the batch: it publishes all of it.
+        lastTicket = link.writePublished(source, offset, chunk, ChunkLayout.DATA_OFFSET + position, take);
         position += take;
         published = position;
-        link.writeLong(chunk, ChunkLayout.PRODUCER_OFFSET, ChunkLayout.producerWord(position, 0, false)); // after the bytes
         recordsSent += records;
         return take;
     }
 
-    /** Capacity of one chunk's data area: the largest batch of framed records one write can carry. */
+    /** Bytes of one chunk that records may fill: the largest batch of framed records one write can carry. */
     public long chunkDataCapacity() {
-        return dataCapacity;
+        return recordCapacity;
     }
 
     /** Frames the record the writer put at {@code at} (header with length and tag); it stays local until published. */
@@ -349,8 +354,8 @@ public final class Messenger implements RecordChannel {
     }
 
     /**
-     * Writes the staged records {@code [published, position)} of the current chunk in one transport write, then
-     * the producer word that makes them visible. Zero-copy: the records were serialized where they are sent from.
+     * Writes the staged records {@code [published, position)} of the current chunk in one publishing write (the
+     * first header last). Zero-copy: the records were serialized where they are sent from.
      */
     private void publishStaged() {
         if (published == position) {
@@ -358,9 +363,8 @@ public final class Messenger implements RecordChannel {
         }
         RemoteRegion chunk = ring[current];
         long at = ChunkLayout.DATA_OFFSET + published;
-        // The producer word is ordered after the record bytes by the transport; the receiver loads it with acquire.
-        lastTicket = link.writeAndFlag(staging, at, chunk, at, position - published, ChunkLayout.PRODUCER_OFFSET,
-                ChunkLayout.producerWord(position, 0, false));
+        // The transport places the first header after the other bytes; the receiver loads it with acquire.
+        lastTicket = link.writePublished(staging, at, chunk, at, position - published);
         published = position;
     }
 
@@ -377,9 +381,10 @@ public final class Messenger implements RecordChannel {
             if (sealed + 1 - consumed >= ring.length && ring.length < config.cMax()) {
                 grow(Math.min(config.c(), config.cMax() - ring.length));
             }
-            // Ordered after this chunk's last record; announces how many chunks follow it now.
-            link.writeLong(ring[current], ChunkLayout.PRODUCER_OFFSET,
-                    ChunkLayout.producerWord(position, growthSinceSeal, true));
+            // The seal goes where the next record would: after this chunk's last record, announcing the growth.
+            long at = ChunkLayout.DATA_OFFSET + position;
+            stagingSegment.set(ValueLayout.JAVA_INT_UNALIGNED, at, ChunkLayout.sealHeader(growthSinceSeal));
+            lastTicket = link.writePublished(staging, at, ring[current], at, ChunkLayout.SEAL_LENGTH);
             sealed++;
             growthSinceSeal = 0;
             currentSealed = true;
@@ -438,7 +443,7 @@ public final class Messenger implements RecordChannel {
 
     private void enqueue(int tag, RecordWriter writer) {
         long limit = config.asyncQueueLimitBytes();
-        long maxRecord = dataCapacity - ChunkLayout.RECORD_HEADER_LENGTH;
+        long maxRecord = recordCapacity - ChunkLayout.RECORD_HEADER_LENGTH;
         ensureQueueCapacity(ChunkLayout.RECORD_HEADER_LENGTH + maxRecord);
         long length = writer.write(queue, queueTail + ChunkLayout.RECORD_HEADER_LENGTH, maxRecord);
         if (length <= 0) {
@@ -500,7 +505,7 @@ public final class Messenger implements RecordChannel {
     }
 
     private MessagingException oversize() {
-        return new MessagingException("call of more than " + (dataCapacity - ChunkLayout.RECORD_HEADER_LENGTH)
+        return new MessagingException("call of more than " + (recordCapacity - ChunkLayout.RECORD_HEADER_LENGTH)
                 + " bytes does not fit an empty chunk of " + config.chunkSize() + " bytes (messenger "
                 + Long.toHexString(sender) + " -> " + Long.toHexString(destination) + "); raise chunkSize");
     }

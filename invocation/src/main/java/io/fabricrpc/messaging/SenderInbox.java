@@ -21,7 +21,7 @@ final class SenderInbox {
     private final Link link;
     private final RemoteRegion notifyRegion;
     private final long notifyOffset;
-    private final int dataCapacity;
+    private final int recordCapacity;
     private final List<LocalRegion> ring = new ArrayList<>();
     /** Chunks allocated for growth, in allocation order; the service thread appends, this thread takes. */
     final ConcurrentLinkedQueue<LocalRegion> grown = new ConcurrentLinkedQueue<>();
@@ -38,7 +38,7 @@ final class SenderInbox {
         this.link = link;
         this.notifyRegion = notifyRegion;
         this.notifyOffset = notifyOffset;
-        this.dataCapacity = chunkSize - ChunkLayout.DATA_OFFSET;
+        this.recordCapacity = ChunkLayout.recordCapacity(chunkSize);
         this.ring.addAll(initialChunks);
     }
 
@@ -73,57 +73,54 @@ final class SenderInbox {
 
     private int consume(RecordHandler handler, int limit, ReceivingThread.ErrorListener errors) {
         int records = 0;
+        MemorySegment chunk = ring.get(current).segment();
         while (records < limit) {
-            MemorySegment chunk = ring.get(current).segment();
-            long word = (long) ChunkLayout.WORD.getAcquire(chunk, (long) ChunkLayout.PRODUCER_OFFSET); // pairs with the sender's ordered writeLong
-            long published = ChunkLayout.published(word);
-            if (published > dataCapacity || published < consumedBytes) {
-                throw corrupt("producer word 0x" + Long.toHexString(word) + " publishes " + published
-                        + " bytes (consumed " + consumedBytes + ", capacity " + dataCapacity + ")");
+            long at = ChunkLayout.DATA_OFFSET + consumedBytes;
+            int header = (int) ChunkLayout.HEADER.getAcquire(chunk, at); // pairs with the sender's writePublished
+            if (header == 0) {
+                return records; // nothing published here yet
             }
-            while (consumedBytes < published && records < limit) {
-                long at = ChunkLayout.DATA_OFFSET + consumedBytes;
-                int header = chunk.get(ValueLayout.JAVA_INT_UNALIGNED, at);
-                int length = header & ChunkLayout.LENGTH_MASK;
-                int tag = header >>> ChunkLayout.TAG_SHIFT;
-                long size = ChunkLayout.recordSize(length);
-                if (length == 0 || consumedBytes + size > published) {
-                    throw corrupt("record length " + length + " at data offset " + consumedBytes + " (published "
-                            + published + ")");
-                }
-                try {
-                    handler.onRecord(sender, tag & ChunkLayout.MAX_APPLICATION_TAG, chunk,
-                            at + ChunkLayout.RECORD_HEADER_LENGTH, length);
-                } catch (RuntimeException e) {
-                    errors.onError(sender, e); // one failing call does not stop the calls behind it
-                }
-                consumedBytes += size;
-                consumedRecords++;
-                records++;
-                if ((tag & ChunkLayout.TAG_NOTIFY) != 0) {
-                    // Single writer (this thread): the sender's Synchronizer loads it with acquire.
-                    link.writeLong(notifyRegion, notifyOffset + ChunkLayout.NOTIFY_RECORDS_OFFSET, consumedRecords);
-                }
+            int length = header & ChunkLayout.LENGTH_MASK;
+            int tag = header >>> ChunkLayout.TAG_SHIFT;
+            if (length == 0) {
+                finishChunk(chunk, ChunkLayout.sealGrowth(header));
+                chunk = ring.get(current).segment();
+                continue;
             }
-            if (consumedBytes < published || !ChunkLayout.sealed(word)) {
-                return records;
+            long size = ChunkLayout.recordSize(length);
+            if (consumedBytes + size > recordCapacity) {
+                throw corrupt("record header 0x" + Integer.toHexString(header) + " at data offset " + consumedBytes
+                        + " claims " + length + " bytes, beyond the chunk's " + recordCapacity);
             }
-            finishChunk(chunk, ChunkLayout.growth(word));
+            try {
+                handler.onRecord(sender, tag & ChunkLayout.MAX_APPLICATION_TAG, chunk,
+                        at + ChunkLayout.RECORD_HEADER_LENGTH, length);
+            } catch (RuntimeException e) {
+                errors.onError(sender, e); // one failing call does not stop the calls behind it
+            }
+            consumedBytes += size;
+            consumedRecords++;
+            records++;
+            if ((tag & ChunkLayout.TAG_NOTIFY) != 0) {
+                // Single writer (this thread): the sender's Synchronizer loads it with acquire.
+                link.writeLong(notifyRegion, notifyOffset + ChunkLayout.NOTIFY_RECORDS_OFFSET, consumedRecords);
+            }
         }
         return records;
     }
 
-    /** The sender has left this chunk and everything in it is consumed: recycle it and tell the sender. */
+    /** The sender has sealed this chunk and everything in it is consumed: recycle it and tell the sender. */
     private void finishChunk(MemorySegment chunk, int growth) {
-        ChunkLayout.WORD.setRelease(chunk, (long) ChunkLayout.PRODUCER_OFFSET, 0L); // reset before the sender can learn it is free
+        if (growth > grown.size()) {
+            throw corrupt("seal announces " + growth + " new chunks but only " + grown.size() + " were allocated");
+        }
+        // Zero what the sender wrote (records and seal), so that a zero header means "not yet" on the next pass.
+        chunk.asSlice(ChunkLayout.DATA_OFFSET, consumedBytes + ChunkLayout.SEAL_LENGTH).fill((byte) 0);
         consumedChunks++;
+        // Ordered after the zeroing (the transport's writes are releases): only now may the sender write here again.
         link.writeLong(notifyRegion, notifyOffset + ChunkLayout.NOTIFY_CHUNKS_OFFSET, consumedChunks); // only when a chunk is finished (Seriema)
         for (int i = 1; i <= growth; i++) {
-            LocalRegion added = grown.poll();
-            if (added == null) {
-                throw corrupt("sealed chunk announces " + growth + " new chunks but only " + (i - 1) + " were allocated");
-            }
-            ring.add(current + i, added);
+            ring.add(current + i, grown.poll());
         }
         current = current + 1 == ring.size() ? 0 : current + 1;
         consumedBytes = 0;

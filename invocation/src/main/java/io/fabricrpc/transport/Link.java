@@ -47,6 +47,27 @@ public interface Link {
     }
 
     /**
+     * Writes {@code length} (≥ 4) bytes like {@link #write}, placing the first 4 bytes, an int at a 4-byte-aligned
+     * {@code dstOffset}, after all the others, and single-copy atomically: a peer that sees that int non-zero with an
+     * acquiring load sees the whole range. This publishes records whose header is their own flag (a ring whose free
+     * space is zero), with no separate flag word. The default writes the tail, then the 4 header bytes; transports
+     * whose {@code write} of 4 aligned bytes could tear must override it.
+     *
+     * @return the ticket of the header write (it completes after the rest)
+     * @throws TransportException as {@link #write}, or if {@code dstOffset} is unaligned or {@code length < 4}
+     */
+    default long writePublished(LocalRegion src, long srcOffset, RemoteRegion dst, long dstOffset, long length) {
+        if ((dstOffset & 3) != 0 || length < Integer.BYTES) {
+            throw new TransportException("writePublished needs a 4-byte-aligned offset and at least 4 bytes, got offset "
+                    + dstOffset + ", " + length + " bytes, to " + dst);
+        }
+        if (length > Integer.BYTES) {
+            write(src, srcOffset + Integer.BYTES, dst, dstOffset + Integer.BYTES, length - Integer.BYTES);
+        }
+        return write(src, srcOffset, dst, dstOffset, Integer.BYTES); // issue order: the header lands last
+    }
+
+    /**
      * One-sided read of {@code length} bytes of the peer's region {@code src} into {@code dst}. The data is
      * there once the returned ticket {@linkplain #isComplete completes} (see {@link #awaitCompletion}).
      */

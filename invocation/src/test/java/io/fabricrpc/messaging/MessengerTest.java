@@ -1,5 +1,7 @@
 package io.fabricrpc.messaging;
 
+import io.fabricrpc.transport.LocalRegion;
+import io.fabricrpc.transport.RemoteAccess;
 import io.fabricrpc.transport.Transport;
 import io.fabricrpc.transport.TransportFixture;
 import org.junit.jupiter.api.AfterEach;
@@ -250,8 +252,11 @@ public abstract class MessengerTest {
             assertTrue(bad.send(record(9, 0, 0)));
             OrderChecker checker = new OrderChecker();
             drain(checker, 2);
-            // Sender 9 misbehaves: its producer word claims more bytes than a chunk holds.
-            bad.link().writeLong(bad.currentChunk(), ChunkLayout.PRODUCER_OFFSET, 1L << 30);
+            // Sender 9 misbehaves: its next record header claims more bytes than a chunk holds.
+            try (LocalRegion lie = senderEndpoint.allocate(8, RemoteAccess.NONE)) {
+                lie.segment().set(ValueLayout.JAVA_INT, 0, 1 << 23);
+                bad.link().awaitCompletion(bad.link().writePublished(lie, 0, bad.currentChunk(), bad.writeOffset(), 4));
+            }
             receiver.processCalls(checker);
             assertEquals(1, errors.size());
             assertInstanceOf(CorruptChunkException.class, errors.peek());

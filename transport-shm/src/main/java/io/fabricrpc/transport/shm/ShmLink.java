@@ -88,6 +88,21 @@ final class ShmLink implements Link {
     }
 
     @Override
+    public long writePublished(LocalRegion src, long srcOffset, RemoteRegion dst, long dstOffset, long length) {
+        if ((dstOffset & 3) != 0 || length < Integer.BYTES) {
+            throw new TransportException("writePublished needs a 4-byte-aligned offset and at least 4 bytes, got offset "
+                    + dstOffset + ", " + length + " bytes, to " + dst);
+        }
+        MemorySegment target = target(dst, "writePublished", dstOffset, length, true);
+        MemorySegment source = src.segment();
+        int header = source.get(ValueLayout.JAVA_INT_UNALIGNED, srcOffset);
+        VarHandle.releaseFence(); // earlier stores of this thread become visible before these bytes
+        MemorySegment.copy(source, srcOffset + Integer.BYTES, target, dstOffset + Integer.BYTES, length - Integer.BYTES);
+        SegmentHeaderDescriptor.INT.setRelease(target, dstOffset, header); // release: the header after the rest
+        return COMPLETE;
+    }
+
+    @Override
     public long writeAndFlag(LocalRegion src, long srcOffset, RemoteRegion dst, long dstOffset, long length,
                              long flagOffset, long flagValue) {
         if ((flagOffset & 7) != 0) {

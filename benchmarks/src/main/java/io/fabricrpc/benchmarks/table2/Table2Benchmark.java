@@ -88,8 +88,12 @@ public final class Table2Benchmark implements Callable<Integer> {
     int darpcDepth;
     @Option(names = "--darpc-inline", defaultValue = "256", description = "DaRPC max inline bytes of its QPs (default ${DEFAULT-VALUE}).")
     int darpcInline;
+    @Option(names = "--darpc-warmup", defaultValue = "2", description = "DaRPC warm-up seconds per size, before the rounds (default ${DEFAULT-VALUE}).")
+    double darpcWarmup;
     @Option(names = "--darpc-polling", description = "DaRPC server polls its CQ (busy) instead of waiting for CQ events.")
     boolean darpcPolling;
+    @Option(names = "--context", description = "A line about the machine to put in the report's parameters (e.g. the host's load around a guest run).")
+    String context;
     @Option(names = "--gate-timeout-ms", defaultValue = "600000", description = "rdma: longest the ranks wait at a round gate while the baselines run (default ${DEFAULT-VALUE}).")
     long gateTimeoutMillis;
 
@@ -109,7 +113,8 @@ public final class Table2Benchmark implements Callable<Integer> {
     }
 
     static CommandLine commandLine(Table2Benchmark benchmark) {
-        return new CommandLine(benchmark);
+        // Scripts pass defaults first; a later option of the caller wins.
+        return new CommandLine(benchmark).setOverwrittenOptionsAllowed(true);
     }
 
     /** The report of the last {@link #call()}, or null. */
@@ -195,7 +200,7 @@ public final class Table2Benchmark implements Callable<Integer> {
         return new RdmaBaselines.Settings(device, host, perftestIterations,
                 baselines.contains("perftest") ? List.copyOf(perftestSizes) : List.of(), baselines.contains("darpc"),
                 List.copyOf(sizes), darpcSeconds > 0 ? darpcSeconds : seconds, darpcDepth, darpcInline, darpcPolling,
-                jvm, jar);
+                darpcWarmup, jvm, jar);
     }
 
     private List<String> runJob(SharedRingFile shared, int capacity, RdmaBaselines external,
@@ -282,9 +287,9 @@ public final class Table2Benchmark implements Callable<Integer> {
         }
         if (baselines.contains("darpc")) {
             md.append(String.format(Locale.ROOT, "- DaRPC 1.9 (`DarpcBaseline`): one client JVM, one server JVM (one cluster"
-                    + " thread, %s), %d calls in flight on one stream, max inline %d B; a request carries the payload's"
+                    + " thread, %s), %d calls in flight on one stream, max inline %d B, warm-up %s s per size; a request carries the payload's"
                     + " longs (+4 B count), the server sums them and answers the 8-byte sum; every answer is checked.%n",
-                    darpcPolling ? "polling" : "CQ events", darpcDepth, darpcInline));
+                    darpcPolling ? "polling" : "CQ events", darpcDepth, darpcInline, trim(darpcWarmup)));
         }
         md.append("\n<details><summary>perftest and DaRPC result lines</summary>\n\n```\n");
         raw.forEach(line -> md.append(line).append('\n'));
@@ -390,7 +395,8 @@ public final class Table2Benchmark implements Callable<Integer> {
                         + " receiver's registered memory, over the fabric's own link; the receiver polls the next slot's"
                         + " word, sums the longs and returns credits with one `writeLong` every "
                         + LinkWriteColumn.SLOTS / 4 + " messages" : "")
-                        + (rankJvmOptions.isEmpty() ? "" : "; rank JVM options " + rankJvmOptions));
+                        + (rankJvmOptions.isEmpty() ? "" : "; rank JVM options " + rankJvmOptions)
+                        + (context == null ? "" : "; " + context));
     }
 
     private String memory(int capacity) {

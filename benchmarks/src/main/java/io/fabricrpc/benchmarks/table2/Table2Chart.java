@@ -65,7 +65,7 @@ final class Table2Chart {
             g.setFont(new Font(Font.SANS_SERIF, Font.PLAIN, 12));
             g.drawString("calls/s (log scale), median over rounds; one sender thread (rank 0) to one receiver thread"
                     + " (rank 1), " + report.medium() + (report.columns().stream().anyMatch(report::isBaseline)
-                    ? "; ib_write_bw = msg/s, darpc = RPCs/s" : ""), LEFT, 48);
+                    ? "; ib_write_bw = msg/s, darpc = RPC/s" : ""), LEFT, 48);
             // grid and y axis labels, one line per decade
             FontMetrics metrics = g.getFontMetrics();
             for (int d = lowDecade; d <= highDecade; d++) {

@@ -19,8 +19,11 @@ import java.util.function.Function;
  * {@link FabricColumn} over that view); {@link Table2Report#RATIOS} lists the ratios to report.
  */
 public final class Columns {
-    /** What a column is built from: the rank's fabric (the thread is attached), the other rank's thread, the ring. */
-    public record Context(Fabric fabric, ThreadId peer, UnsafeBuffer rawRing, long timeoutMillis) {
+    /**
+     * What a column is built from: the rank's fabric (the thread is attached), the other rank's thread, the
+     * {@code raw} ring, and the control block of the shared file (for the {@code max-raw} exchange).
+     */
+    public record Context(Fabric fabric, ThreadId peer, UnsafeBuffer rawRing, UnsafeBuffer control, long timeoutMillis) {
     }
 
     private static final Map<String, Function<Context, Column>> FACTORIES = new LinkedHashMap<>();
@@ -34,6 +37,7 @@ public final class Columns {
         FACTORIES.put("ovfl", ctx -> new FabricColumn("ovfl",
                 Aggregation.overflow(ctx.fabric(), AggregationConfig.overflow()), ctx.peer(), false));
         FACTORIES.put("raw", ctx -> new RawRingColumn(ctx.rawRing(), ctx.timeoutMillis()));
+        FACTORIES.put(LinkWriteColumn.NAME, ctx -> new LinkWriteColumn(ctx.fabric(), ctx.control(), ctx.timeoutMillis()));
     }
 
     private Columns() {
@@ -42,6 +46,15 @@ public final class Columns {
     /** Every column name this build knows, in table order. */
     public static List<String> known() {
         return List.copyOf(FACTORIES.keySet());
+    }
+
+    /**
+     * The columns a run measures by default over {@code transport}: the calls' columns and the baseline that moves
+     * the same bytes through that medium ({@code raw}: an Agrona ring in shared memory; {@code max-raw}: one
+     * {@code Link.write} per message, e.g. one RDMA WRITE).
+     */
+    public static List<String> defaults(String transport) {
+        return List.of("send", "write", "trad", "ovfl", transport.equals("shm") ? "raw" : LinkWriteColumn.NAME);
     }
 
     /** The column named {@code name}, built on the calling (attached) thread. */

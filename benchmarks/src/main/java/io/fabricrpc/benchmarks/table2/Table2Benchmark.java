@@ -5,6 +5,7 @@ import io.fabricrpc.benchmarks.Report;
 import io.fabricrpc.benchmarks.SharedRingFile;
 import io.fabricrpc.fabric.LocalLauncher;
 import io.fabricrpc.messaging.MessengerConfig;
+import org.agrona.concurrent.UnsafeBuffer;
 import picocli.CommandLine;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;
@@ -61,12 +62,40 @@ public final class Table2Benchmark implements Callable<Integer> {
     long timeoutMillis;
     @Option(names = "--shm-dir", defaultValue = "/dev/shm", description = "Base directory of the shared-memory files (default ${DEFAULT-VALUE}).")
     Path shmDir;
-    @Option(names = "--output", defaultValue = "benchmarks/results/table2-shm.md", description = "Markdown report, overwritten; the PNG goes next to it with the same name (default ${DEFAULT-VALUE}).")
+    @Option(names = "--output", description = "Markdown report, overwritten; the PNG goes next to it with the same name (default benchmarks/results/table2-shm.md, or table2-rdma-<UTC date>.md under rdma).")
     Path output;
     @Option(names = "--note", description = "A remark to put in the report (e.g. what else loaded the machine).")
     String note;
     @Option(names = "--quiet", description = "Do not forward the ranks' output.")
     boolean quiet;
+    @Option(names = "--transport", defaultValue = "shm", description = "shm or rdma: what the ranks' fabric runs over (default ${DEFAULT-VALUE}). rdma runs where an RDMA device is (the Soft-RoCE guest: scripts/run-table2-rdma-bench.sh).")
+    String transport;
+    @Option(names = "--bind-address", description = "rdma: the IPv4 address of the RDMA interface (rdma.bindAddress; default: the transport's own choice).")
+    String bindAddress;
+    @Option(names = "--rank-jvm-option", description = "An extra JVM option of the ranks and the baselines' JVMs (repeatable), e.g. -XX:TieredStopAtLevel=1 in the emulated guest.")
+    List<String> rankJvmOptions = new ArrayList<>();
+    @Option(names = "--baselines", split = ",", description = "rdma: external baselines run between the rounds: perftest (ib_write_bw), darpc, or none (default: perftest,darpc).")
+    List<String> baselines;
+    @Option(names = "--device", defaultValue = "rxe0", description = "rdma: the device perftest uses (default ${DEFAULT-VALUE}).")
+    String device;
+    @Option(names = "--perftest-iterations", defaultValue = "20000", description = "ib_write_bw messages per run (-n; default ${DEFAULT-VALUE}).")
+    int perftestIterations;
+    @Option(names = "--perftest-sizes", defaultValue = "8,64,256,4096", split = ",", description = "ib_write_bw message sizes (default ${DEFAULT-VALUE}; 4096 is the bandwidth reference of trad).")
+    List<Integer> perftestSizes;
+    @Option(names = "--darpc-seconds", defaultValue = "0", description = "Seconds of DaRPC calls per size and round (default 0: --seconds).")
+    double darpcSeconds;
+    @Option(names = "--darpc-depth", defaultValue = "32", description = "DaRPC calls in flight on the client's stream (default ${DEFAULT-VALUE}).")
+    int darpcDepth;
+    @Option(names = "--darpc-inline", defaultValue = "256", description = "DaRPC max inline bytes of its QPs (default ${DEFAULT-VALUE}).")
+    int darpcInline;
+    @Option(names = "--darpc-warmup", defaultValue = "2", description = "DaRPC warm-up seconds per size, before the rounds (default ${DEFAULT-VALUE}).")
+    double darpcWarmup;
+    @Option(names = "--darpc-polling", description = "DaRPC server polls its CQ (busy) instead of waiting for CQ events.")
+    boolean darpcPolling;
+    @Option(names = "--context", description = "A line about the machine to put in the report's parameters (e.g. the host's load around a guest run).")
+    String context;
+    @Option(names = "--gate-timeout-ms", defaultValue = "600000", description = "rdma: longest the ranks wait at a round gate while the baselines run (default ${DEFAULT-VALUE}).")
+    long gateTimeoutMillis;
 
     private Table2Report report;
     private int senderCpu = -1;
@@ -84,7 +113,8 @@ public final class Table2Benchmark implements Callable<Integer> {
     }
 
     static CommandLine commandLine(Table2Benchmark benchmark) {
-        return new CommandLine(benchmark);
+        // Scripts pass defaults first; a later option of the caller wins.
+        return new CommandLine(benchmark).setOverwrittenOptionsAllowed(true);
     }
 
     /** The report of the last {@link #call()}, or null. */
@@ -99,10 +129,22 @@ public final class Table2Benchmark implements Callable<Integer> {
         double loadBefore = Report.Machine.loadAverage();
         int capacity = ringCapacity;
         List<String> rankOutput;
-        try (SharedRingFile shared = SharedRingFile.create(shmDir, Table2FileDescriptor.fileLength(capacity))) {
-            rankOutput = runJob(shared.path(), capacity);
-        }
         List<Table2Result> results = new ArrayList<>();
+        List<String> rawBaselineLines = new ArrayList<>();
+        try (SharedRingFile shared = SharedRingFile.create(shmDir, Table2FileDescriptor.fileLength(capacity));
+             RdmaBaselines external = baselines.isEmpty() ? null : new RdmaBaselines(baselineSettings())) {
+            if (external != null) {
+                external.start(timeoutMillis);
+            }
+            rankOutput = runJob(shared, capacity, external, results);
+            if (external != null) {
+                rawBaselineLines.addAll(external.rawLines());
+            }
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new IOException("interrupted while the baselines ran", e);
+        }
+        int baselineResults = results.size();
         Map<Integer, Double> lambdaBytes = new HashMap<>();
         for (String line : rankOutput) {
             if (line.startsWith(Table2Rank.RESULT)) {
@@ -113,8 +155,16 @@ public final class Table2Benchmark implements Callable<Integer> {
             }
         }
         int expected = rounds * sizes.size() * columns.size();
-        if (results.size() != expected) {
-            throw new IllegalStateException("rank 0 reported " + results.size() + " measurements, expected " + expected);
+        if (results.size() - baselineResults != expected) {
+            throw new IllegalStateException("rank 0 reported " + (results.size() - baselineResults)
+                    + " measurements, expected " + expected);
+        }
+        List<String> shown = new ArrayList<>(columns);
+        if (baselines.contains("perftest")) {
+            shown.add(RdmaBaselines.IB_WRITE_BW);
+        }
+        if (baselines.contains("darpc")) {
+            shown.add(RdmaBaselines.DARPC);
         }
         Path parent = output.toAbsolutePath().getParent();
         if (parent != null) {
@@ -124,21 +174,49 @@ public final class Table2Benchmark implements Callable<Integer> {
         Path png = output.resolveSibling(name.endsWith(".md") ? name.substring(0, name.length() - 3) + ".png"
                 : name + ".png");
         report = new Table2Report(machine, loadBefore, Report.Machine.loadAverage(), parameters(capacity),
-                memory(capacity), note, List.copyOf(columns), List.copyOf(sizes), results, lambdaBytes,
-                png.getFileName().toString());
-        Table2Chart.write(report, "Seriema Table 2 on shared memory (" + machine.date() + ")", png);
+                memory(capacity), note, List.copyOf(shown), List.copyOf(sizes), results, lambdaBytes,
+                png.getFileName().toString(), transport, baselineMarkdown(results, rawBaselineLines));
+        Table2Chart.write(report, "Seriema Table 2 on " + report.medium() + " (" + machine.date() + ")", png);
         Files.writeString(output, report.markdown());
         System.out.println(report.summary());
         System.out.println("report written to " + output.toAbsolutePath() + ", chart to " + png.toAbsolutePath());
         return 0;
     }
 
-    private List<String> runJob(Path file, int capacity) {
+    private RdmaBaselines.Settings baselineSettings() {
+        String host = bindAddress;
+        if (host == null) {
+            throw new CommandLine.ParameterException(new CommandLine(this), "--baselines need --bind-address (the"
+                    + " address perftest and DaRPC connect to)");
+        }
+        List<String> jvm = new ArrayList<>(LocalLauncher.inheritedJvmFlags());
+        jvm.addAll(rankJvmOptions);
+        Path jar;
+        try {
+            jar = Path.of(Table2Benchmark.class.getProtectionDomain().getCodeSource().getLocation().toURI());
+        } catch (java.net.URISyntaxException e) {
+            throw new IllegalStateException("cannot locate the benchmark's jar for the DaRPC JVMs", e);
+        }
+        return new RdmaBaselines.Settings(device, host, perftestIterations,
+                baselines.contains("perftest") ? List.copyOf(perftestSizes) : List.of(), baselines.contains("darpc"),
+                List.copyOf(sizes), darpcSeconds > 0 ? darpcSeconds : seconds, darpcDepth, darpcInline, darpcPolling,
+                darpcWarmup, jvm, jar);
+    }
+
+    private List<String> runJob(SharedRingFile shared, int capacity, RdmaBaselines external,
+                                List<Table2Result> baselineResults) throws IOException, InterruptedException {
+        Path file = shared.path();
         List<String> jvm = new ArrayList<>(LocalLauncher.inheritedJvmFlags());
         jvm.add("-Xmx512m");
-        jvm.add("-Dfabric.transport=shm");
-        jvm.add("-Dshm.dir=" + shmDir);
-        List<String> args = List.of("--columns", String.join(",", columns),
+        jvm.addAll(rankJvmOptions);
+        jvm.add("-Dfabric.transport=" + transport);
+        if (transport.equals("shm")) {
+            jvm.add("-Dshm.dir=" + shmDir);
+        } else if (bindAddress != null) {
+            jvm.add("-Drdma.bindAddress=" + bindAddress);
+        }
+        long gate = external == null ? 0 : gateTimeoutMillis;
+        List<String> args = List.of("--gate-timeout-ms", Long.toString(gate), "--columns", String.join(",", columns),
                 "--sizes", String.join(",", sizes.stream().map(String::valueOf).toList()),
                 "--rounds", Integer.toString(rounds), "--seconds", Double.toString(seconds),
                 "--slice", Double.toString(slice), "--warmup", Double.toString(warmup), "--file", file.toString(),
@@ -148,18 +226,100 @@ public final class Table2Benchmark implements Callable<Integer> {
                 "--timeout-ms", Long.toString(timeoutMillis));
         // Generous bound: every measurement plus the drains, the warm-up, JVM start and shutdown.
         double measuredSeconds = (rounds * seconds + warmup) * sizes.size() * columns.size();
-        Duration bound = Duration.ofSeconds((long) (2 * measuredSeconds) + 120 + 2 * timeoutMillis / 1000);
+        Duration bound = Duration.ofSeconds((long) (2 * measuredSeconds) + 120 + 2 * timeoutMillis / 1000
+                + rounds * gate / 1000);
         try (LocalLauncher job = LocalLauncher.builder(Table2Rank.class).processes(2).threadsPerProcess(1)
                 .jvmArgs(jvm.toArray(String[]::new)).args(args.toArray(String[]::new)).forwardOutput(!quiet).start()) {
+            if (external != null) {
+                serveGates(job, new UnsafeBuffer(shared.buffer(), 0, Table2FileDescriptor.CONTROL_LENGTH), external,
+                        baselineResults, bound);
+            }
             job.awaitAll(bound);
             return job.process(0).output();
         }
     }
 
+    /**
+     * Runs the baselines of each round when rank 0 asks at its round gate, then grants the round. Returns when
+     * every round was granted or a rank exited (awaitAll then reports how).
+     */
+    private void serveGates(LocalLauncher job, UnsafeBuffer control, RdmaBaselines external,
+                            List<Table2Result> results, Duration bound) throws IOException, InterruptedException {
+        long deadline = System.nanoTime() + bound.toNanos();
+        long granted = 0;
+        while (granted < rounds && System.nanoTime() - deadline < 0) {
+            if (job.processes().stream().anyMatch(p -> !p.isAlive())) {
+                return;
+            }
+            // acquire: pairs with rank 0's release of the request
+            long request = control.getLongAcquire(Table2FileDescriptor.GATE_REQUEST_OFFSET);
+            if (request == granted + 1) {
+                results.addAll(external.runRound((int) granted));
+                granted = request;
+                control.putLongRelease(Table2FileDescriptor.GATE_GRANT_OFFSET, granted); // release: results taken first
+            } else {
+                Thread.sleep(5);
+            }
+        }
+    }
+
+    /** The baselines' section of an RDMA report: what ran and perftest's and DaRPC's own lines. */
+    private String baselineMarkdown(List<Table2Result> results, List<String> raw) {
+        if (baselines.isEmpty()) {
+            return "";
+        }
+        StringBuilder md = new StringBuilder("## Baselines\n\n");
+        md.append("Run by the launching JVM in the same guest while rank 0 waited at its round gate (rank 1 parked), right"
+                + " before that round's columns: round r's baselines pair with round r's columns.\n\n");
+        if (baselines.contains("perftest")) {
+            md.append(String.format(Locale.ROOT, "- `ib_write_bw -d %s -x 1 -F -s SIZE -n %d` (perftest, server and client on"
+                    + " this device; its message rate, bandwidth = rate x size) at %s B.%n", device, perftestIterations,
+                    perftestSizes));
+            md.append("  4096 B: ");
+            for (Table2Result r : results) {
+                if (r.column().equals(RdmaBaselines.IB_WRITE_BW) && r.payloadBytes() == 4096) {
+                    md.append(String.format(Locale.ROOT, "round %d %,.0f msg/s = %.1f MB/s; ", r.round(), r.callsPerSecond(),
+                            r.callsPerSecond() * 4096 / 1e6));
+                }
+            }
+            md.setLength(md.length() - 2);
+            md.append('\n');
+        }
+        if (baselines.contains("darpc")) {
+            md.append(String.format(Locale.ROOT, "- DaRPC 1.9 (`DarpcBaseline`): one client JVM, one server JVM (one cluster"
+                    + " thread, %s), %d calls in flight on one stream, max inline %d B, warm-up %s s per size; a request carries the payload's"
+                    + " longs (+4 B count), the server sums them and answers the 8-byte sum; every answer is checked.%n",
+                    darpcPolling ? "polling" : "CQ events", darpcDepth, darpcInline, trim(darpcWarmup)));
+        }
+        md.append("\n<details><summary>perftest and DaRPC result lines</summary>\n\n```\n");
+        raw.forEach(line -> md.append(line).append('\n'));
+        md.append("```\n</details>\n");
+        return md.toString();
+    }
+
     private void validate() {
         List<String> problems = new ArrayList<>();
+        if (!transport.equals("shm") && !transport.equals("rdma")) {
+            problems.add("--transport must be shm or rdma, got '" + transport + "'");
+        }
         if (columns == null || columns.isEmpty()) {
-            columns = Columns.known();
+            columns = Columns.defaults(transport);
+        }
+        if (baselines == null) {
+            baselines = transport.equals("rdma") ? List.of("perftest", "darpc") : List.of();
+        }
+        baselines = baselines.stream().filter(b -> !b.equals("none")).toList();
+        for (String b : baselines) {
+            if (!b.equals("perftest") && !b.equals("darpc")) {
+                problems.add("--baselines: unknown '" + b + "', known: perftest, darpc, none");
+            }
+        }
+        if (!baselines.isEmpty() && transport.equals("shm")) {
+            problems.add("--baselines " + baselines + " run over RDMA only (--transport rdma)");
+        }
+        if (output == null) {
+            output = Path.of("benchmarks/results", transport.equals("shm") ? "table2-shm.md"
+                    : "table2-rdma-" + java.time.LocalDate.now(java.time.ZoneOffset.UTC) + ".md");
         }
         for (String column : columns) {
             if (!Columns.known().contains(column)) {
@@ -223,11 +383,20 @@ public final class Table2Benchmark implements Callable<Integer> {
                         + " captures; the body adds them and counts the call); `raw` carries the same longs in an Agrona"
                         + " `OneToOneRingBuffer` of %d KiB (written in place with tryClaim/commit, read %d messages per"
                         + " poll, the receiver sums each message's longs); messengers: chunkSize %d, c %d, cMax %d, policy"
-                        + " RETRY; 2 processes x 1 worker thread over the shared-memory transport; %s; waiting sides use"
-                        + " Agrona BackoffIdleStrategy(64, 16, 1 us, 100 us) (the messengers' own)",
+                        + " RETRY; 2 processes x 1 worker thread over the %s; %s; waiting sides use"
+                        + " Agrona BackoffIdleStrategy(64, 16, 1 us, 100 us) (the messengers' own)%s",
                 rounds, trim(seconds), trim(slice), trim(warmup), columns, sizes, capacity / 1024, RawRingColumn.READ_LIMIT, chunkSize,
-                c, cMax, senderCpu < 0 ? "threads not pinned"
-                        : "sender thread pinned to CPU " + senderCpu + ", receiver thread to CPU " + receiverCpu);
+                c, cMax, transport.equals("shm") ? "shared-memory transport"
+                        : "RDMA transport (fabric.transport=rdma, rdma.bindAddress=" + bindAddress + ", defaults otherwise)",
+                senderCpu < 0 ? "threads not pinned"
+                        : "sender thread pinned to CPU " + senderCpu + ", receiver thread to CPU " + receiverCpu,
+                (columns.contains(LinkWriteColumn.NAME) ? "; `max-raw` = one `Link.write` (one RDMA WRITE) per message of"
+                        + " the same longs + an 8-byte sequence word into a ring of " + LinkWriteColumn.SLOTS + " slots of the"
+                        + " receiver's registered memory, over the fabric's own link; the receiver polls the next slot's"
+                        + " word, sums the longs and returns credits with one `writeLong` every "
+                        + LinkWriteColumn.SLOTS / 4 + " messages" : "")
+                        + (rankJvmOptions.isEmpty() ? "" : "; rank JVM options " + rankJvmOptions)
+                        + (context == null ? "" : "; " + context));
     }
 
     private String memory(int capacity) {

@@ -64,7 +64,8 @@ final class Table2Chart {
             g.drawString(title, LEFT, 28);
             g.setFont(new Font(Font.SANS_SERIF, Font.PLAIN, 12));
             g.drawString("calls/s (log scale), median over rounds; one sender thread (rank 0) to one receiver thread"
-                    + " (rank 1), shared memory", LEFT, 48);
+                    + " (rank 1), " + report.medium() + (report.columns().stream().anyMatch(report::isBaseline)
+                    ? "; ib_write_bw = msg/s, darpc = RPC/s" : ""), LEFT, 48);
             // grid and y axis labels, one line per decade
             FontMetrics metrics = g.getFontMetrics();
             for (int d = lowDecade; d <= highDecade; d++) {

@@ -21,6 +21,7 @@ import java.util.List;
 import java.util.Locale;
 import java.util.concurrent.Callable;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.locks.LockSupport;
 
 import static io.fabricrpc.benchmarks.table2.Table2FileDescriptor.*;
 
@@ -35,6 +36,8 @@ import static io.fabricrpc.benchmarks.table2.Table2FileDescriptor.*;
 public final class Table2Rank implements Callable<Integer> {
     static final String RESULT = "T2 RESULT";
     static final String LAMBDA = "T2 LAMBDA";
+    /** With a gate, a receiver that waited this long for a command parks 1 ms at a time. */
+    private static final long LONG_WAIT_NANOS = TimeUnit.MILLISECONDS.toNanos(50);
     private static final com.sun.management.ThreadMXBean THREADS =
             (com.sun.management.ThreadMXBean) ManagementFactory.getThreadMXBean();
 
@@ -66,6 +69,10 @@ public final class Table2Rank implements Callable<Integer> {
     int receiverCpu;
     @Option(names = "--timeout-ms", defaultValue = "60000")
     long timeoutMillis;
+    @Option(names = "--gate-timeout-ms", defaultValue = "0",
+            description = "If > 0, rank 0 waits at the round gate before each round for the launching benchmark"
+                    + " (which runs its baselines meanwhile), at most this long.")
+    long gateTimeoutMillis;
 
     /** Lambda objects kept reachable while their size is measured. */
     static volatile Object kept;
@@ -108,7 +115,7 @@ public final class Table2Rank implements Callable<Integer> {
                                 CpuAffinity.pinCurrentThread(cpu);
                             }
                             ThreadId peer = new ThreadId(1 - fabric.rank(), 0);
-                            Columns.Context context = new Columns.Context(fabric, peer, ring, timeoutMillis);
+                            Columns.Context context = new Columns.Context(fabric, peer, ring, control, timeoutMillis);
                             List<Column> built = new ArrayList<>();
                             for (String name : columns) {
                                 built.add(Columns.create(name, context));
@@ -169,6 +176,7 @@ public final class Table2Rank implements Callable<Integer> {
             long sliceNanos = (long) (slice * 1e9);
             int slices = Math.max(1, (int) Math.round(seconds / slice));
             for (int round = 0; round < rounds; round++) {
+                gate(round);
                 for (int size : sizes) {
                     long[][] total = new long[built.size()][8];
                     for (int s = 0; s < slices; s++) {
@@ -192,6 +200,28 @@ public final class Table2Rank implements Callable<Integer> {
                 }
             }
             command(COLUMN_STOP, 0);
+        }
+
+        /**
+         * With a gate: asks the launching benchmark to run its baselines of {@code round} and waits, idle (the
+         * baselines need the CPUs), until it grants the round.
+         */
+        private void gate(int round) {
+            if (gateTimeoutMillis <= 0) {
+                return;
+            }
+            long value = round + 1;
+            control.putLongRelease(GATE_REQUEST_OFFSET, value); // release: pairs with the benchmark's acquire
+            IdleStrategy parked = new org.agrona.concurrent.BackoffIdleStrategy(10, 10, 100_000, 1_000_000);
+            long start = System.nanoTime();
+            long seen;
+            while ((seen = control.getLongAcquire(GATE_GRANT_OFFSET)) != value) { // pairs with the grant's release
+                if (System.nanoTime() - start > TimeUnit.MILLISECONDS.toNanos(gateTimeoutMillis)) {
+                    throw new IllegalStateException("waited " + gateTimeoutMillis + " ms at the gate of round " + round
+                            + " for the benchmark's baselines: grant is " + seen + ", expected " + value);
+                }
+                parked.idle();
+            }
         }
 
         /**
@@ -324,10 +354,17 @@ public final class Table2Rank implements Callable<Integer> {
             long sequence;
             idle.reset();
             while ((sequence = control.getLongAcquire(COMMAND_SEQUENCE_OFFSET)) == seen) { // pairs with the sender's release
-                if (System.nanoTime() - start > timeoutNanos()) {
-                    throw new IllegalStateException("no command after " + seen + " for " + timeoutMillis + " ms");
+                // The sender may sit at the round gate meanwhile (the baselines run).
+                if (System.nanoTime() - start > timeoutNanos() + TimeUnit.MILLISECONDS.toNanos(gateTimeoutMillis)) {
+                    throw new IllegalStateException("no command after " + seen + " for " + (timeoutMillis
+                            + gateTimeoutMillis) + " ms");
                 }
-                idle.idle();
+                if (gateTimeoutMillis > 0 && System.nanoTime() - start > LONG_WAIT_NANOS) {
+                    // Long wait: the baselines run now; wake rarely so that they have the CPUs (untimed interval).
+                    LockSupport.parkNanos(1_000_000);
+                } else {
+                    idle.idle();
+                }
             }
             return sequence;
         }

@@ -12,11 +12,14 @@ import java.util.function.ToDoubleFunction;
 /**
  * The results of a Table 2 run as Markdown (the committed results file) and a console summary: median calls/s and
  * MB/s per column and size, the medians of per-round ratios between columns, the targets, memory per messenger
- * and allocation per call.
+ * and allocation per call. Under RDMA, {@code columns} also holds the external baselines' pseudo-columns
+ * ({@link RdmaBaselines#IB_WRITE_BW}, {@link RdmaBaselines#DARPC}), measured in the same rounds, and
+ * {@code extra} is Markdown appended after the rounds (the baselines' raw output).
  */
 public record Table2Report(Report.Machine machine, double loadBefore, double loadAfter, String parameters,
                            String memory, String note, List<String> columns, List<Integer> sizes,
-                           List<Table2Result> results, Map<Integer, Double> lambdaBytes, String chartFile) {
+                           List<Table2Result> results, Map<Integer, Double> lambdaBytes, String chartFile,
+                           String transport, String extra) {
 
     /** A ratio the report gives when both columns ran: {@code numerator / denominator} per round, then the median. */
     public record Ratio(String numerator, String denominator) {
@@ -27,7 +30,20 @@ public record Table2Report(Report.Machine machine, double loadBefore, double loa
 
     /** Ratios in report order; a run shows those whose two columns it measured. */
     public static final List<Ratio> RATIOS = List.of(new Ratio("write", "raw"), new Ratio("send", "raw"),
-            new Ratio("ovfl", "write"), new Ratio("trad", "raw"));
+            new Ratio("ovfl", "write"), new Ratio("trad", "raw"), new Ratio("write", LinkWriteColumn.NAME),
+            new Ratio("send", LinkWriteColumn.NAME), new Ratio("trad", LinkWriteColumn.NAME),
+            new Ratio("write", RdmaBaselines.IB_WRITE_BW), new Ratio(LinkWriteColumn.NAME, RdmaBaselines.IB_WRITE_BW),
+            new Ratio("write", RdmaBaselines.DARPC));
+
+    /** Pseudo-columns of external baselines: no calls, no allocation or CPU figures of ours. */
+    static final List<String> BASELINES = List.of(RdmaBaselines.IB_WRITE_BW, RdmaBaselines.DARPC);
+
+    /** The RDMA targets (issue 6): write / ib_write_bw message rate, trad / ib_write_bw 4 KiB bandwidth, vs DaRPC. */
+    static final double RDMA_RATE_TARGET = 0.8;
+    static final double RDMA_BANDWIDTH_TARGET = 0.9;
+    static final int RDMA_BANDWIDTH_SIZE = 4096;
+    static final double RDMA_DARPC_TARGET = 3.0;
+    static final int RDMA_DARPC_SIZE = 64;
 
     /** Issue 3's targets: write calls/s at least this fraction of raw, per payload size. */
     static final Map<Integer, Double> WRITE_TARGETS = Map.of(8, 0.5, 256, 0.8);
@@ -85,10 +101,37 @@ public record Table2Report(Report.Machine machine, double loadBefore, double loa
         return calls == 0 ? Double.NaN : (double) total / calls;
     }
 
+    /** "shared memory" or "RDMA (...)": what the title says the calls crossed. */
+    String medium() {
+        return transport.equals("shm") ? "shared memory" : "RDMA verbs";
+    }
+
+    boolean isBaseline(String column) {
+        return BASELINES.contains(column);
+    }
+
+    /**
+     * Per round: {@code column}'s payload MB/s at {@code size} over {@code baseline}'s MB/s at {@code baselineSize}
+     * (bandwidth = calls/s x bytes).
+     */
+    double[] perRoundBandwidthRatios(String column, int size, String baseline, int baselineSize) {
+        List<Double> values = new ArrayList<>();
+        for (Table2Result t : rounds(column, size)) {
+            for (Table2Result b : rounds(baseline, baselineSize)) {
+                if (b.round() == t.round()) {
+                    values.add(t.callsPerSecond() * size / (b.callsPerSecond() * baselineSize));
+                }
+            }
+        }
+        return values.stream().mapToDouble(Double::doubleValue).toArray();
+    }
+
     public String markdown() {
         StringBuilder md = new StringBuilder();
-        md.append("# Seriema Table 2 on shared memory: call throughput per column\n\n");
-        md.append("Written by `benchmarks/run-table2-bench.sh` (`io.fabricrpc.benchmarks.table2.Table2Benchmark`);"
+        md.append("# Seriema Table 2 on ").append(medium()).append(": call throughput per column\n\n");
+        md.append(transport.equals("shm") ? "Written by `benchmarks/run-table2-bench.sh`"
+                : "Written by `scripts/run-table2-rdma-bench.sh` (in one Soft-RoCE guest run)");
+        md.append(" (`io.fabricrpc.benchmarks.table2.Table2Benchmark`);"
                 + " overwritten by every run. One sender thread in rank 0 calls one receiver thread in rank 1 (two"
                 + " JVMs); a measurement runs from the first send until the receiver has run every call. Medians over"
                 + " rounds; ratios are per round (the columns ran back to back, in rotating order), then the median."
@@ -113,8 +156,11 @@ public record Table2Report(Report.Machine machine, double loadBefore, double loa
         for (int size : sizes) {
             double lambda = lambdaBytes.getOrDefault(size, Double.NaN);
             for (String column : columns) {
+                if (isBaseline(column)) {
+                    continue;
+                }
                 double sender = bytesPerCall(column, size, true);
-                boolean calls = !column.equals("raw");
+                boolean calls = !column.equals("raw") && !column.equals(LinkWriteColumn.NAME);
                 md.append("| ").append(size).append(" | ").append(column).append(" | ").append(bytes(sender))
                         .append(" | ").append(calls ? bytes(lambda) : "-").append(" | ")
                         .append(calls ? bytes(sender - lambda) : "-").append(" | ")
@@ -134,6 +180,9 @@ public record Table2Report(Report.Machine machine, double loadBefore, double loa
         md.append("|---:|---|---:|---:|---:|\n");
         for (int size : sizes) {
             for (String column : columns) {
+                if (isBaseline(column)) {
+                    continue;
+                }
                 List<Table2Result> rounds = rounds(column, size);
                 long calls = rounds.stream().mapToLong(Table2Result::calls).sum();
                 double wall = (double) rounds.stream().mapToLong(Table2Result::nanos).sum() / calls;
@@ -177,6 +226,9 @@ public record Table2Report(Report.Machine machine, double loadBefore, double loa
             }
         }
         md.append('\n');
+        if (extra != null && !extra.isBlank()) {
+            md.append(extra.strip()).append("\n\n");
+        }
         md.append("## Seriema's Table 2, for orientation\n\n");
         md.append("MB/s of `call` in the paper (RDMA over FDR InfiniBand between two Xeon E5-2620v4 machines; its"
                 + " `max-raw` is send-based RDMA without copies). Different hardware and transport: compare ratios"
@@ -188,7 +240,7 @@ public record Table2Report(Report.Machine machine, double loadBefore, double loa
     }
 
     public String summary() {
-        return "Table 2 on shared memory (" + parameters + ")\n" + summaryTables() + targetsText();
+        return "Table 2 on " + medium() + " (" + parameters + ")\n" + summaryTables() + targetsText();
     }
 
     private String summaryTables() {
@@ -236,6 +288,9 @@ public record Table2Report(Report.Machine machine, double loadBefore, double loa
     }
 
     private String targetsText() {
+        if (!transport.equals("shm")) {
+            return rdmaTargetsText();
+        }
         if (!columns.contains("write") || !columns.contains("raw")) {
             return "";
         }
@@ -250,6 +305,64 @@ public record Table2Report(Report.Machine machine, double loadBefore, double loa
             }
         }
         return t.append(String.join("; ", parts)).append(".\n").toString();
+    }
+
+    /** Issue 6's targets, each a median of per-round ratios (baseline and columns ran in the same round). */
+    String rdmaTargetsText() {
+        StringBuilder t = new StringBuilder("Targets (issue 6, reported, not asserted; median of per-round ratios):\n\n");
+        boolean any = false;
+        if (columns.contains("write") && columns.contains(RdmaBaselines.IB_WRITE_BW)) {
+            for (int size : sizes) {
+                double value = medianRatio(new Ratio("write", RdmaBaselines.IB_WRITE_BW), size);
+                t.append(String.format(Locale.ROOT, "- write calls/s / ib_write_bw msg/s at %d B: **%s** (target >= %.1fx: %s)%n",
+                        size, ratio(value), RDMA_RATE_TARGET, met(value, RDMA_RATE_TARGET)));
+                any = true;
+            }
+        }
+        if (columns.contains(RdmaBaselines.IB_WRITE_BW) && !rounds(RdmaBaselines.IB_WRITE_BW, RDMA_BANDWIDTH_SIZE).isEmpty()) {
+            for (String column : List.of("trad", "write", LinkWriteColumn.NAME)) {
+                if (!columns.contains(column)) {
+                    continue;
+                }
+                for (int size : sizes) {
+                    double value = median(perRoundBandwidthRatios(column, size, RdmaBaselines.IB_WRITE_BW, RDMA_BANDWIDTH_SIZE));
+                    boolean target = column.equals("trad");
+                    t.append(String.format(Locale.ROOT, "- %s MB/s at %d B calls / ib_write_bw MB/s at %d B: %s%s%n", column,
+                            size, RDMA_BANDWIDTH_SIZE, target ? "**" + ratio(value) + "**" : ratio(value), target
+                                    ? String.format(Locale.ROOT, " (target >= %.1fx: %s)", RDMA_BANDWIDTH_TARGET,
+                                    met(value, RDMA_BANDWIDTH_TARGET)) : ""));
+                    any = true;
+                }
+            }
+        }
+        if (columns.contains(RdmaBaselines.DARPC) && sizes.contains(RDMA_DARPC_SIZE)) {
+            String best = null;
+            double bestValue = Double.NaN;
+            for (String column : columns) {
+                if (isBaseline(column) || column.equals("raw") || column.equals(LinkWriteColumn.NAME)) {
+                    continue;
+                }
+                double value = medianRatio(new Ratio(column, RdmaBaselines.DARPC), RDMA_DARPC_SIZE);
+                t.append(String.format(Locale.ROOT, "- %s calls/s / DaRPC calls/s at %d B: %s%s%n", column, RDMA_DARPC_SIZE,
+                        column.equals("write") ? "**" + ratio(value) + "**" : ratio(value), column.equals("write")
+                                ? String.format(Locale.ROOT, " (target >= %.1fx: %s)", RDMA_DARPC_TARGET,
+                                met(value, RDMA_DARPC_TARGET)) : ""));
+                if (best == null || value > bestValue) {
+                    best = column;
+                    bestValue = value;
+                }
+                any = true;
+            }
+            if (best != null) {
+                t.append(String.format(Locale.ROOT, "- best of our call columns vs DaRPC at %d B: %s, **%s** (target >= %.1fx: %s)%n",
+                        RDMA_DARPC_SIZE, best, ratio(bestValue), RDMA_DARPC_TARGET, met(bestValue, RDMA_DARPC_TARGET)));
+            }
+        }
+        return any ? t.toString() : "";
+    }
+
+    private static String met(double value, double target) {
+        return Double.isNaN(value) ? "not measured" : value >= target ? "met" : "NOT met";
     }
 
     static double median(double[] values) {

@@ -22,6 +22,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 /** The transport SPI's contract; every transport module runs it with its own fixture. */
 public abstract class TransportContractTest {
     private static final VarHandle LONG = ValueLayout.JAVA_LONG.varHandle();
+    private static final VarHandle INT = ValueLayout.JAVA_INT.varHandle();
 
     protected abstract TransportFixture fixture();
 
@@ -100,6 +101,51 @@ public abstract class TransportContractTest {
             reader.join(30_000);
             assertFalse(reader.isAlive(), "reader did not see every round");
             assertEquals(null, error.get());
+        }
+    }
+
+    @Test
+    void writePublishedNeverShowsTheHeaderBeforeTheRest() throws Exception {
+        int slots = 8;
+        int record = 4 + 4 + 16 * 8;
+        try (LocalRegion target = b.allocate(4096, RemoteAccess.WRITE);
+             LocalRegion source = a.allocate(4096, RemoteAccess.NONE)) {
+            Link link = a.connect(b.address());
+            int rounds = 20_000;
+            AtomicReference<String> error = new AtomicReference<>();
+            java.util.concurrent.atomic.AtomicLong consumed = new java.util.concurrent.atomic.AtomicLong();
+            Thread reader = Thread.ofPlatform().start(() -> {
+                for (int round = 1; round <= rounds; round++) {
+                    long at = 256L * (round % slots);
+                    while ((int) INT.getAcquire(target.segment(), at) == 0) {
+                        Thread.onSpinWait();
+                    }
+                    int header = target.segment().get(ValueLayout.JAVA_INT, at);
+                    long last = target.segment().get(ValueLayout.JAVA_LONG, at + record - 8);
+                    if (header != round || last != round) {
+                        error.compareAndSet(null, "round " + round + ": header " + header + ", last bytes " + last);
+                    }
+                    target.segment().asSlice(at, record).fill((byte) 0); // the slot is free again
+                    consumed.set(round);
+                }
+            });
+            for (int round = 1; round <= rounds; round++) {
+                long deadline = System.nanoTime() + 30_000_000_000L;
+                while (round - consumed.get() > slots - 1 && System.nanoTime() < deadline) {
+                    Thread.onSpinWait();
+                }
+                source.segment().set(ValueLayout.JAVA_INT, 0, round);
+                for (int i = 0; i < 16; i++) {
+                    source.segment().set(ValueLayout.JAVA_LONG, 8 + 8L * i, round);
+                }
+                link.awaitCompletion(link.writePublished(source, 0, target.remote(), 256L * (round % slots), record));
+            }
+            reader.join(30_000);
+            assertFalse(reader.isAlive(), "reader did not see every round");
+            assertEquals(null, error.get());
+            TransportException unaligned = assertThrows(TransportException.class,
+                    () -> link.writePublished(source, 0, target.remote(), 2, 8));
+            assertTrue(unaligned.getMessage().contains("offset 2"), unaligned.getMessage());
         }
     }
 

@@ -114,6 +114,9 @@ final class RdmaLink implements Link {
     private SVCPostSend writeCall;
     private SVCPostSend readCall;
     private SVCPostSend sendCall;
+    private SVCPostSend pairCall;
+    private SVCPostSend.SendWRMod pairFirstWr;
+    private SVCPostSend.SendWRMod pairSecondWr;
     private SVCPostSend.SendWRMod writeWr;
     private SVCPostSend.SendWRMod readWr;
     private SVCPostSend.SendWRMod sendWr;
@@ -189,6 +192,9 @@ final class RdmaLink implements Link {
         readWr = readCall.getWrMod(0);
         sendCall = prepare(IbvSendWR.IBV_WR_SEND);
         sendWr = sendCall.getWrMod(0);
+        pairCall = preparePair();
+        pairFirstWr = pairCall.getWrMod(0);
+        pairSecondWr = pairCall.getWrMod(1);
         completions = new IbvWC[POLL_BATCH];
         for (int i = 0; i < POLL_BATCH; i++) {
             completions[i] = new IbvWC();
@@ -206,6 +212,22 @@ final class RdmaLink implements Link {
         wr.setOpcode(opcode);
         wr.setSg_list(sges);
         return endpoint.postSend(List.of(wr));
+    }
+
+    /** Two chained RDMA WRITEs posted with one call (one doorbell): data, then the flag that publishes it. */
+    private SVCPostSend preparePair() throws IOException {
+        List<IbvSendWR> wrs = new java.util.ArrayList<>();
+        for (int i = 0; i < 2; i++) {
+            IbvSge sge = new IbvSge();
+            sge.setLkey(dataMr.getLkey());
+            LinkedList<IbvSge> sges = new LinkedList<>();
+            sges.add(sge);
+            IbvSendWR wr = new IbvSendWR();
+            wr.setOpcode(IbvSendWR.IBV_WR_RDMA_WRITE);
+            wr.setSg_list(sges);
+            wrs.add(wr);
+        }
+        return endpoint.postSend(wrs);
     }
 
     // ---------------------------------------------------------------- handshake
@@ -352,6 +374,58 @@ final class RdmaLink implements Link {
             qpLock.unlock();
         }
         return synchronousIfLoopback(ticket, "RDMA_WRITE (writeLong)");
+    }
+
+    @Override
+    public long writeAndFlag(LocalRegion src, long srcOffset, RemoteRegion dst, long dstOffset, long length,
+                             long flagOffset, long flagValue) {
+        if ((flagOffset & 7) != 0) {
+            throw new TransportException("writeAndFlag: flag at unaligned offset " + flagOffset + " of " + dst);
+        }
+        RdmaLocalRegion source = local(src, "writeAndFlag", srcOffset, length);
+        checkRemote(dst, "writeAndFlag", dstOffset, length, true);
+        dst.checkRange("writeAndFlag flag", flagOffset, Long.BYTES);
+        long flagTicket;
+        qpLock.lock();
+        try {
+            checkAlive();
+            flagTicket = reserve(2);
+            long scratch = scratchOffset(flagTicket, sqDepth);
+            data.set(LONG_LAYOUT, scratch, flagValue); // plain: the post below is a native call the device reads after
+            postPair(flagTicket, source.address() + srcOffset, (int) length, source.lkey(), dst.address() + dstOffset,
+                    data.address() + scratch, Long.BYTES, dataMr.getLkey(), dst.address() + flagOffset, dst.key(),
+                    "RDMA_WRITE pair (writeAndFlag)");
+        } finally {
+            qpLock.unlock();
+        }
+        return synchronousIfLoopback(flagTicket, "RDMA_WRITE pair (writeAndFlag)");
+    }
+
+    @Override
+    public long writePublished(LocalRegion src, long srcOffset, RemoteRegion dst, long dstOffset, long length) {
+        if ((dstOffset & 3) != 0 || length < Integer.BYTES) {
+            throw new TransportException("writePublished needs a 4-byte-aligned offset and at least 4 bytes, got offset "
+                    + dstOffset + ", " + length + " bytes, to " + dst);
+        }
+        RdmaLocalRegion source = local(src, "writePublished", srcOffset, length);
+        checkRemote(dst, "writePublished", dstOffset, length, true);
+        if (length == Integer.BYTES) {
+            return write(src, srcOffset, dst, dstOffset, length); // one 4-byte packet: nothing to order it after
+        }
+        long headerTicket;
+        qpLock.lock();
+        try {
+            checkAlive();
+            headerTicket = reserve(2);
+            // The body, then the 4-byte header as its own WRITE: a later request of the QP, placed after the body.
+            postPair(headerTicket, source.address() + srcOffset + Integer.BYTES, (int) length - Integer.BYTES,
+                    source.lkey(), dst.address() + dstOffset + Integer.BYTES,
+                    source.address() + srcOffset, Integer.BYTES, source.lkey(), dst.address() + dstOffset, dst.key(),
+                    "RDMA_WRITE pair (writePublished)");
+        } finally {
+            qpLock.unlock();
+        }
+        return synchronousIfLoopback(headerTicket, "RDMA_WRITE pair (writePublished)");
     }
 
     @Override
@@ -538,7 +612,12 @@ final class RdmaLink implements Link {
 
     /** Holding qpLock: the next WR number, once the send queue has room for it. */
     private long reserve() {
-        long ticket = posted + 1;
+        return reserve(1);
+    }
+
+    /** Holding qpLock: the last of the next {@code count} WR numbers, once the send queue has room for all. */
+    private long reserve(int count) {
+        long ticket = posted + count;
         if (ticket - completed > sqDepth) {
             long deadline = System.nanoTime() + timeoutNanos;
             while (ticket - completed > sqDepth) {
@@ -650,6 +729,43 @@ final class RdmaLink implements Link {
     /** Heartbeat probes posted on this idle link so far (read by tests; a plain read of the heartbeat's counter). */
     long probes() {
         return probes;
+    }
+
+    /**
+     * Holding qpLock, after {@code reserve(2)}: posts two chained RDMA WRITEs to the same remote key in one call,
+     * numbered {@code secondTicket - 1} and {@code secondTicket}; only the second may be signaled.
+     */
+    private void postPair(long secondTicket, long firstLocal, int firstLength, int firstLkey, long firstRemote,
+                          long secondLocal, int secondLength, int secondLkey, long secondRemote, int rkey,
+                          String operation) {
+        boolean signal = loopback || secondTicket - lastSignaled >= signalInterval;
+        pairFirstWr.setWr_id(secondTicket - 1);
+        pairFirstWr.setSend_flags(0);
+        SVCPostSend.SgeMod sge = pairFirstWr.getSgeMod(0);
+        sge.setAddr(firstLocal);
+        sge.setLength(firstLength);
+        sge.setLkey(firstLkey);
+        pairFirstWr.getRdmaMod().setRemote_addr(firstRemote);
+        pairFirstWr.getRdmaMod().setRkey(rkey);
+        pairSecondWr.setWr_id(secondTicket);
+        pairSecondWr.setSend_flags(signal ? IbvSendWR.IBV_SEND_SIGNALED : 0);
+        sge = pairSecondWr.getSgeMod(0);
+        sge.setAddr(secondLocal);
+        sge.setLength(secondLength);
+        sge.setLkey(secondLkey);
+        pairSecondWr.getRdmaMod().setRemote_addr(secondRemote);
+        pairSecondWr.getRdmaMod().setRkey(rkey);
+        try {
+            pairCall.execute();
+        } catch (IOException e) {
+            fail(operation + " could not be posted: " + e.getMessage());
+            checkAlive();
+        }
+        posted = secondTicket;
+        if (signal) {
+            lastSignaled = secondTicket;
+            signaledCount++;
+        }
     }
 
     /** Reaps the CQ if no other thread is doing so. */
@@ -804,7 +920,7 @@ final class RdmaLink implements Link {
     private void freeQuietly() {
         try {
             // the QP is destroyed: nothing executes these prepared calls any more
-            for (SVCPostSend call : new SVCPostSend[] {writeCall, readCall, sendCall}) {
+            for (SVCPostSend call : new SVCPostSend[] {writeCall, readCall, sendCall, pairCall}) {
                 if (call != null) {
                     call.free();
                 }

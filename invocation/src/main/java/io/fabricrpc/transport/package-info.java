@@ -10,12 +10,14 @@
  *
  * <p>Guarantees every transport gives, and the only ones protocols may rely on:
  * <ul>
- *   <li>Writes (including {@link io.fabricrpc.transport.Link#writeLong}) issued by one thread on one link become
- *       visible to the peer in issue order: a peer that observes a later write with an acquiring load also
- *       observes every earlier write of that thread on that link.</li>
- *   <li>An aligned {@link io.fabricrpc.transport.Link#writeLong} is single-copy atomic: the peer never sees a
- *       torn value.</li>
- *   <li>Nothing is assumed about the order of writes issued by different threads, or on different links.</li>
+ *   <li>Writes (including {@link io.fabricrpc.transport.Link#writeLong}) issued on one link in happens-before
+ *       order (one thread's program order, or threads that hand the work over through synchronization, as the
+ *       aggregators do) become visible to the peer in that order: a peer that observes a later write with an
+ *       acquiring load also observes every earlier one.</li>
+ *   <li>An aligned {@link io.fabricrpc.transport.Link#writeLong}, and the 4-byte header of a
+ *       {@link io.fabricrpc.transport.Link#writePublished}, are single-copy atomic: the peer never sees a torn
+ *       value; the header of a {@code writePublished} becomes visible after the rest of its bytes.</li>
+ *   <li>Nothing is assumed about the order of unsynchronized writes of different threads, or on different links.</li>
  *   <li>The source range of a write may be reused once its ticket {@link io.fabricrpc.transport.Link#isComplete
  *       completes}; the destination range of a read holds the data once its ticket completes.</li>
  *   <li>A peer that dies or closes is reported: every operation and every wait that involves it ends with

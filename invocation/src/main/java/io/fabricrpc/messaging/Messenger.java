@@ -35,6 +35,8 @@ public final class Messenger implements RecordChannel {
     private final IdleStrategy idle;
 
     private RemoteRegion[] ring = new RemoteRegion[0];
+    /** The current chunk mapped into this process (shared memory), or null: records then go through staging. */
+    private MemorySegment window;
     private int current;
     private long position;
     private long sealed;
@@ -227,6 +229,9 @@ public final class Messenger implements RecordChannel {
         if (currentSealed && !advance()) {
             return false;
         }
+        if (publishNow && window != null) {
+            return tryWriteDirect(tag, writer);
+        }
         long room = recordCapacity - position - ChunkLayout.RECORD_HEADER_LENGTH;
         long at = ChunkLayout.DATA_OFFSET + position;
         long length = room > 0 ? writer.write(stagingSegment, at + ChunkLayout.RECORD_HEADER_LENGTH, room) : -1;
@@ -253,6 +258,58 @@ public final class Messenger implements RecordChannel {
             publishStaged();
         }
         return true;
+    }
+
+    /**
+     * Shared memory: serializes the record straight into the receiver's chunk and publishes it with a release store
+     * of its header (what {@link Link#writePublished} does after a copy; here there is nothing to copy).
+     */
+    private boolean tryWriteDirect(int tag, RecordWriter writer) {
+        publishStaged(); // appended records go first
+        link.checkAlive();
+        long room = recordCapacity - position - ChunkLayout.RECORD_HEADER_LENGTH;
+        long at = ChunkLayout.DATA_OFFSET + position;
+        long length = room > 0 ? writeInWindow(writer, at, room) : -1;
+        if (length < 0) {
+            if (position == 0) {
+                throw oversize();
+            }
+            if (!advance()) {
+                return false;
+            }
+            at = ChunkLayout.DATA_OFFSET;
+            length = writeInWindow(writer, at, recordCapacity - ChunkLayout.RECORD_HEADER_LENGTH);
+            if (length < 0) {
+                throw oversize();
+            }
+        }
+        if (length == 0 || length > recordCapacity - position - ChunkLayout.RECORD_HEADER_LENGTH) {
+            throw new MessagingException("record writer reported " + length + " bytes with "
+                    + (recordCapacity - position - ChunkLayout.RECORD_HEADER_LENGTH) + " available (must be > 0)");
+        }
+        // Release: the record's bytes, written above by plain stores, become visible before its header.
+        ChunkLayout.HEADER.setRelease(window, at, (int) length | tag << ChunkLayout.TAG_SHIFT);
+        position += ChunkLayout.recordSize(length);
+        published = position;
+        return true;
+    }
+
+    /**
+     * Lets the writer serialize into the window after the header at {@code at}. A writer that fails or does not fit
+     * may have scribbled over the room it was given: zero it, since beyond the last header the chunk must stay zero.
+     */
+    private long writeInWindow(RecordWriter writer, long at, long room) {
+        long length;
+        try {
+            length = writer.write(window, at + ChunkLayout.RECORD_HEADER_LENGTH, room);
+        } catch (RuntimeException | Error e) {
+            window.asSlice(at + ChunkLayout.RECORD_HEADER_LENGTH, room).fill((byte) 0);
+            throw e;
+        }
+        if (length < 0) {
+            window.asSlice(at + ChunkLayout.RECORD_HEADER_LENGTH, room).fill((byte) 0);
+        }
+        return length;
     }
 
     // ---- aggregation support: deferred publication and pre-framed records ----
@@ -394,6 +451,7 @@ public final class Messenger implements RecordChannel {
             return false;
         }
         current = current + 1 == ring.length ? 0 : current + 1;
+        window = link.directWindow(ring[current]);
         position = 0;
         published = 0;
         currentSealed = false;
@@ -427,6 +485,7 @@ public final class Messenger implements RecordChannel {
         RemoteRegion[] chunks = node.requestChunks(link, sender, destination, config.c(), config.chunkSize(),
                 notifyRegion.remote(), notifyOffset, config.timeout());
         ring = chunks;
+        window = link.directWindow(ring[current]);
     }
 
     private void grow(int count) {

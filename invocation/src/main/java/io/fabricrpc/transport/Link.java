@@ -68,6 +68,18 @@ public interface Link {
     }
 
     /**
+     * The peer's region mapped into this process, when the transport maps peer memory (shared memory), so that a
+     * writer can serialize straight into it instead of into a source region first; {@code null} otherwise (RDMA).
+     * Stores into the window follow the rules of {@link #writePublished}: plain stores of the bytes, then a release
+     * store of the 4-byte header that publishes them. Checks the region once, here; the caller keeps to its bounds.
+     *
+     * @throws TransportException if the region is not the peer's or does not allow writes
+     */
+    default java.lang.foreign.MemorySegment directWindow(RemoteRegion region) {
+        return null;
+    }
+
+    /**
      * One-sided read of {@code length} bytes of the peer's region {@code src} into {@code dst}. The data is
      * there once the returned ticket {@linkplain #isComplete completes} (see {@link #awaitCompletion}).
      */

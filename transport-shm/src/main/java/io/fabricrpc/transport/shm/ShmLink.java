@@ -88,6 +88,11 @@ final class ShmLink implements Link {
     }
 
     @Override
+    public MemorySegment directWindow(RemoteRegion region) {
+        return target(region, "directWindow", 0, region.length(), true);
+    }
+
+    @Override
     public long writePublished(LocalRegion src, long srcOffset, RemoteRegion dst, long dstOffset, long length) {
         if ((dstOffset & 3) != 0 || length < Integer.BYTES) {
             throw new TransportException("writePublished needs a 4-byte-aligned offset and at least 4 bytes, got offset "

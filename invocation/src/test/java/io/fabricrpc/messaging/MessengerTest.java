@@ -103,6 +103,28 @@ public abstract class MessengerTest {
     }
 
     @Test
+    void aWriterThatScribblesAndFailsLeavesNoTraceForLaterPasses() {
+        MessengerConfig config = MessengerConfig.defaults().withChunks(4096, 2, 2);
+        RecordWriter scribbler = (target, offset, limit) -> {
+            target.asSlice(offset, limit).fill((byte) 0xFF); // a serializer dying halfway leaves such bytes behind
+            throw new IllegalStateException("writer failed after writing " + limit + " bytes");
+        };
+        try (Messenger messenger = messenger(11, config)) {
+            OrderChecker checker = new OrderChecker();
+            long sent = 0;
+            for (int pass = 0; pass < 6; pass++) { // several times round the two chunks
+                for (int i = 0; i < 100; i++) {
+                    assertTrue(messenger.send(record(11, sent++, (i % 3) * 4)));
+                }
+                assertThrows(IllegalStateException.class, () -> messenger.send(scribbler));
+                drain(checker, sent);
+            }
+            assertEquals(sent, checker.total);
+            assertEquals(sent, messenger.recordsSent(), "a failed write is not counted");
+        }
+    }
+
+    @Test
     void recordsArriveExactlyOnceAndInOrderPerSender() throws Exception {
         int senderThreads = 3;
         long perSender = Long.getLong("fabricrpc.messenger.records", 300_000L);

@@ -60,24 +60,24 @@ final class HybridLink implements Link {
 
     @Override
     public long write(LocalRegion src, long srcOffset, RemoteRegion dst, long dstOffset, long length) {
-        return inner.write(local(src, "write"), srcOffset, remote(dst, "write"), dstOffset, length);
+        return inner.write(local(src, "write"), srcOffset, innerRegion(dst, "write"), dstOffset, length);
     }
 
     @Override
     public long writeLong(RemoteRegion dst, long dstOffset, long value) {
-        return inner.writeLong(remote(dst, "writeLong"), dstOffset, value);
+        return inner.writeLong(innerRegion(dst, "writeLong"), dstOffset, value);
     }
 
     @Override
     public long writeAndFlag(LocalRegion src, long srcOffset, RemoteRegion dst, long dstOffset, long length,
                              long flagOffset, long flagValue) {
-        return inner.writeAndFlag(local(src, "writeAndFlag"), srcOffset, remote(dst, "writeAndFlag"), dstOffset,
+        return inner.writeAndFlag(local(src, "writeAndFlag"), srcOffset, innerRegion(dst, "writeAndFlag"), dstOffset,
                 length, flagOffset, flagValue);
     }
 
     @Override
     public long read(RemoteRegion src, long srcOffset, LocalRegion dst, long dstOffset, long length) {
-        return inner.read(remote(src, "read"), srcOffset, local(dst, "read"), dstOffset, length);
+        return inner.read(innerRegion(src, "read"), srcOffset, local(dst, "read"), dstOffset, length);
     }
 
     @Override
@@ -121,7 +121,8 @@ final class HybridLink implements Link {
                 + " was not allocated by this hybrid endpoint (" + Long.toHexString(transport.endpointId()) + ")");
     }
 
-    private RemoteRegion remote(RemoteRegion region, String operation) {
+    /** The inner handle for a peer's hybrid handle: cached on the handle, so the hot path allocates nothing. */
+    RemoteRegion innerRegion(RemoteRegion region, String operation) {
         // Acquire (in attachment()): a Resolved published by another thread is seen fully built.
         if (region.attachment() instanceof Resolved resolved && resolved.link == this) {
             return resolved.inner;

@@ -3,6 +3,7 @@ package io.fabricrpc.transport.rdma.hybrid;
 import io.fabricrpc.transport.Link;
 import io.fabricrpc.transport.LocalRegion;
 import io.fabricrpc.transport.RemoteAccess;
+import io.fabricrpc.transport.RemoteRegion;
 import io.fabricrpc.transport.Transport;
 import io.fabricrpc.transport.Transports;
 import org.junit.jupiter.api.AfterEach;
@@ -119,6 +120,44 @@ class HybridMixedHostsTest {
             });
             assertTrue(replies.containsAll(List.of("31:shm", "32:rdma")) && replies.size() == 2, replies.toString());
         }
+    }
+
+    @Test
+    void theHybridLayerAddsNoAllocationPerOperation() {
+        try (LocalRegion targetA = a.allocate(4096, RemoteAccess.WRITE);
+             LocalRegion sourceB = b.allocate(4096, RemoteAccess.NONE);
+             LocalRegion sourceC = c.allocate(4096, RemoteAccess.NONE)) {
+            assertNoAddedAllocation(b.connect(a.address()), (HybridLocalRegion) sourceB, targetA.remote());
+            assertNoAddedAllocation(c.connect(a.address()), (HybridLocalRegion) sourceC, targetA.remote());
+        }
+    }
+
+    private static void assertNoAddedAllocation(Link link, HybridLocalRegion source, RemoteRegion target) {
+        HybridLink hybrid = (HybridLink) link;
+        Link inner = hybrid.inner();
+        LocalRegion innerSource = hybrid.innerKind().equals("shm") ? source.shm : source.rdma;
+        RemoteRegion innerTarget = hybrid.innerRegion(target, "test"); // resolves and caches, as the first write would
+        long viaInner = allocatedPerOperation(() -> inner.awaitCompletion(
+                inner.writeAndFlag(innerSource, 0, innerTarget, 64, 64, 8, 1)));
+        long viaHybrid = allocatedPerOperation(() -> link.awaitCompletion(
+                link.writeAndFlag(source, 0, target, 64, 64, 8, 1)));
+        // Slack below one object (16+ bytes): a translation or wrapper per operation would exceed it.
+        assertTrue(viaHybrid <= viaInner + 8, hybrid.innerKind() + ": " + viaHybrid + " bytes allocated per operation "
+                + "through the hybrid link, " + viaInner + " through its inner link");
+    }
+
+    /** Bytes this thread allocates per run of {@code operation}, over 2000 runs after 2000 warm-up runs. */
+    private static long allocatedPerOperation(Runnable operation) {
+        com.sun.management.ThreadMXBean threads =
+                (com.sun.management.ThreadMXBean) java.lang.management.ManagementFactory.getThreadMXBean();
+        for (int i = 0; i < 2000; i++) {
+            operation.run();
+        }
+        long before = threads.getCurrentThreadAllocatedBytes();
+        for (int i = 0; i < 2000; i++) {
+            operation.run();
+        }
+        return (threads.getCurrentThreadAllocatedBytes() - before) / 2000;
     }
 
     private static void pollUntil(Transport transport, int messages, io.fabricrpc.transport.MessageHandler handler) {

@@ -39,7 +39,7 @@ import java.util.concurrent.TimeUnit;
  * (the default {@code /dev/shm}), since the kernel refuses long-term pins of pages of ordinary file systems.
  *
  * <p><b>Introductions.</b> The first message on every link a {@link #connect} creates is a HELLO (type
- * {@value #HELLO_HEX}, reserved: {@link Link#send} refuses it) carrying this endpoint's hybrid address. Inner
+ * {@code 0x4D480001}, reserved: {@link Link#send} refuses it) carrying this endpoint's hybrid address. Inner
  * transports name a sender by its inner endpoint id only; the HELLO tells the receiver which hybrid peer that inner
  * endpoint belongs to before any other message of the peer arrives (a link is returned by {@code connect} only
  * after its HELLO was sent, and messages on one inner link arrive in order). {@link #pollMessages} consumes HELLOs
@@ -61,7 +61,6 @@ public final class HybridTransport implements Transport {
     public static final String KIND = HybridAddress.KIND;
     /** Message type of the introduction; reserved. */
     static final int HELLO = 0x4D480001;
-    static final String HELLO_HEX = "0x4D480001";
 
     private final Transport shm;
     private final RdmaTransport rdma;

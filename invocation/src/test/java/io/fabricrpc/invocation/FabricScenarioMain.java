@@ -67,22 +67,26 @@ public final class FabricScenarioMain {
             inboxes.add(inbox);
             int worker = index;
             running.add(Thread.ofPlatform().start(() -> {
-                fabric.attach(worker, inbox);
-                int me = fabric.rank() * threads + worker;
-                for (long sequence = 0; sequence < perPair; sequence++) {
-                    for (int dest = 0; dest < workers; dest++) {
-                        long s = sequence;
-                        fabric.call(new ThreadId(dest / threads, dest % threads),
-                                (RemoteContextConsumer<FabricTest.Inbox>) box -> box.record(me, s), null);
+                try {
+                    fabric.attach(worker, inbox);
+                    int me = fabric.rank() * threads + worker;
+                    for (long sequence = 0; sequence < perPair; sequence++) {
+                        for (int dest = 0; dest < workers; dest++) {
+                            long s = sequence;
+                            fabric.call(new ThreadId(dest / threads, dest % threads),
+                                    (RemoteContextConsumer<FabricTest.Inbox>) box -> box.record(me, s), null);
+                        }
+                        if ((sequence & 63) == 0) {
+                            fabric.processCalls();
+                        }
                     }
-                    if ((sequence & 63) == 0) {
-                        fabric.processCalls();
+                    while (inbox.received < perPair * workers) {
+                        if (fabric.processCalls() == 0) {
+                            Thread.onSpinWait();
+                        }
                     }
-                }
-                while (inbox.received < perPair * workers) {
-                    if (fabric.processCalls() == 0) {
-                        Thread.onSpinWait();
-                    }
+                } catch (RuntimeException e) {
+                    inbox.error = "worker " + worker + " failed: " + e; // read by main after join
                 }
             }));
         }

@@ -41,13 +41,14 @@ final class RdmaFixture implements TransportFixture {
     /**
      * Child JVMs in the guest start slowly (emulated CPUs, several JVMs at once): a wide join timeout, a failure
      * timeout that a starved JVM cannot trip (killed peers are seen at once by their closed connections, not by
-     * silence), one GC thread and no perf-data file (both shorten the start).
+     * silence), one GC thread and no perf-data file (both shorten the start), and a connect timeout that a freshly
+     * started peer, accepting four workers' connections at once, can meet (3 s is missed in the guest).
      */
     @Override
     public List<String> childJvmOptions() {
         return List.of("-D" + JobConfig.propertyName(JobConfig.ENV_JOIN_TIMEOUT_MS) + "=180000",
                 "-D" + JobConfig.propertyName(JobConfig.ENV_FAILURE_TIMEOUT_MS) + "=10000", "-XX:+UseSerialGC",
-                "-XX:-UsePerfData");
+                "-XX:-UsePerfData", "-Drdma.connectTimeoutMillis=30000");
     }
 
     /** The bounded-connect watchdog: one idle scheduler thread per JVM, started by the first connect. */

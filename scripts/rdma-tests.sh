@@ -3,8 +3,10 @@
 #   natively when `ibv_devices` lists a device, otherwise inside a Soft-RoCE guest (scripts/softroce/guest-run.sh).
 #
 #   scripts/rdma-tests.sh [--native|--guest] [JUnit console selector...]
-#     default selector: --select-package io.fabricrpc.transport.rdma
+#     default selector: --select-package io.fabricrpc.transport.rdma --exclude-tag multi-jvm
 #     e.g. scripts/rdma-tests.sh --select-class io.fabricrpc.transport.rdma.verbs.VerbsApiTest
+#     The cross-process suites (tag multi-jvm: child JVMs start slowly under TCG, ~10 min in the guest):
+#       FABRICRPC_SOFTROCE_TIMEOUT=1800 scripts/rdma-tests.sh --select-package io.fabricrpc.transport.rdma --include-tag multi-jvm
 #
 # Prerequisite: `mvn install` (or `mvn verify`) has built transport-rdma on the host (classes, test classes,
 # target/rdma-test-classpath.txt, target/rdma-test-launcher/). Nothing is compiled here or in the guest.
@@ -25,7 +27,7 @@ case "${1:-}" in
   --in-place) MODE=in-place; shift ;;
 esac
 SELECTORS=("$@")
-[ ${#SELECTORS[@]} -gt 0 ] || SELECTORS=(--select-package io.fabricrpc.transport.rdma)
+[ ${#SELECTORS[@]} -gt 0 ] || SELECTORS=(--select-package io.fabricrpc.transport.rdma --exclude-tag multi-jvm)
 
 LAUNCHER="$MOD/target/rdma-test-launcher/junit-platform-console-standalone.jar"
 for f in "$MOD/target/rdma-test-classpath.txt" "$LAUNCHER" "$MOD/target/test-classes" \

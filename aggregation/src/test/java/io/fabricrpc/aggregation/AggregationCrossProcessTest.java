@@ -22,6 +22,7 @@ public abstract class AggregationCrossProcessTest {
         List<String> jvm = new ArrayList<>(LocalLauncher.inheritedJvmFlags());
         jvm.add("-Xmx256m");
         fixture().config().forEach((k, v) -> jvm.add("-D" + k + "=" + v));
+        jvm.addAll(fixture().childJvmOptions());
         try (LocalLauncher job = LocalLauncher.builder(AggregationScenarioMain.class).processes(2).threadsPerProcess(2)
                 .jvmArgs(jvm.toArray(String[]::new)).args(mode, Long.toString(perPair)).start()) {
             for (int rank = 0; rank < 2; rank++) {

@@ -371,12 +371,14 @@ public final class LocalLauncher implements AutoCloseable {
     }
 
     /**
-     * The module and native-access flags this JVM was started with ({@code --add-*}, {@code --enable-native-access},
-     * {@code --sun-misc-*}), which child JVMs of the same program need too.
+     * The flags this JVM was started with that child JVMs of the same program need too: module and native-access
+     * flags ({@code --add-*}, {@code --enable-native-access}, {@code --sun-misc-*}) and the JIT tier limit
+     * ({@code -XX:TieredStopAtLevel}, which an emulated machine may need to keep C2 away from its JIT bugs).
      */
     public static java.util.List<String> inheritedJvmFlags() {
         return java.lang.management.ManagementFactory.getRuntimeMXBean().getInputArguments().stream()
-                .filter(a -> a.startsWith("--add-") || a.startsWith("--enable-native-access") || a.startsWith("--sun-misc"))
+                .filter(a -> a.startsWith("--add-") || a.startsWith("--enable-native-access") || a.startsWith("--sun-misc")
+                        || a.startsWith("-XX:TieredStopAtLevel="))
                 .toList();
     }
 

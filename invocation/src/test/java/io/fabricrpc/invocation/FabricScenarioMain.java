@@ -11,8 +11,10 @@ import java.time.Instant;
 import java.time.temporal.ChronoUnit;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicLong;
 
 /**
  * One rank of a cross-process fabric test, started by {@link io.fabricrpc.fabric.LocalLauncher}; the transport
@@ -20,9 +22,11 @@ import java.util.concurrent.TimeUnit;
  * <ul>
  *   <li>{@code stress N}: every worker sends N calls to every worker; each checks per-sender order and count;
  *       prints {@code STRESS_OK rank=R received=C}.</li>
- *   <li>{@code killed-peer}: rank 1 runs a call that never returns (prints {@code IN_CALL}); rank 0 waits on it
- *       with a blocking and an asynchronous callReturn, then prints {@code FAILED at=<epoch µs> async=... blocking=...}
- *       once both end.</li>
+ *   <li>{@code killed-peer}: rank 1 runs calls that never return (prints {@code IN_CALL}); rank 0 waits on them
+ *       with a blocking and an asynchronous callReturn, and a third thread of rank 0 sends one-way calls to the
+ *       busy worker until the full buffers block it (prints {@code SENDER_BLOCKED}). Once all three end it prints
+ *       {@code FAILED at=<epoch µs> async=... blocking=... sender=...}, closes the fabric and prints
+ *       {@code CLOSED leftover=[names of threads still running 5 s after the close]}.</li>
  * </ul>
  */
 public final class FabricScenarioMain {
@@ -39,12 +43,15 @@ public final class FabricScenarioMain {
     }
 
     public static void main(String[] args) throws Exception {
-        FabricConfig config = FabricConfig.of(JobConfig.fromEnvironment(), LocalJob.registry())
-                .withMessenger(MessengerConfig.defaults());
+        // Small buffers for killed-peer, so that a sender fills them (and blocks) after a few hundred calls.
+        MessengerConfig messenger = args[0].equals("killed-peer") ? MessengerConfig.defaults().withChunks(4096, 1, 2)
+                : MessengerConfig.defaults();
+        FabricConfig config = FabricConfig.of(JobConfig.fromEnvironment(), LocalJob.registry()).withMessenger(messenger);
+        Set<Thread> before = Thread.getAllStackTraces().keySet();
         Fabric fabric = Fabric.join(config);
         switch (args[0]) {
             case "stress" -> stress(fabric, Long.parseLong(args[1]));
-            case "killed-peer" -> killedPeer(fabric);
+            case "killed-peer" -> killedPeer(fabric, before);
             default -> throw new IllegalArgumentException("unknown scenario " + args[0]);
         }
         System.exit(0);
@@ -60,22 +67,26 @@ public final class FabricScenarioMain {
             inboxes.add(inbox);
             int worker = index;
             running.add(Thread.ofPlatform().start(() -> {
-                fabric.attach(worker, inbox);
-                int me = fabric.rank() * threads + worker;
-                for (long sequence = 0; sequence < perPair; sequence++) {
-                    for (int dest = 0; dest < workers; dest++) {
-                        long s = sequence;
-                        fabric.call(new ThreadId(dest / threads, dest % threads),
-                                (RemoteContextConsumer<FabricTest.Inbox>) box -> box.record(me, s), null);
+                try {
+                    fabric.attach(worker, inbox);
+                    int me = fabric.rank() * threads + worker;
+                    for (long sequence = 0; sequence < perPair; sequence++) {
+                        for (int dest = 0; dest < workers; dest++) {
+                            long s = sequence;
+                            fabric.call(new ThreadId(dest / threads, dest % threads),
+                                    (RemoteContextConsumer<FabricTest.Inbox>) box -> box.record(me, s), null);
+                        }
+                        if ((sequence & 63) == 0) {
+                            fabric.processCalls();
+                        }
                     }
-                    if ((sequence & 63) == 0) {
-                        fabric.processCalls();
+                    while (inbox.received < perPair * workers) {
+                        if (fabric.processCalls() == 0) {
+                            Thread.onSpinWait();
+                        }
                     }
-                }
-                while (inbox.received < perPair * workers) {
-                    if (fabric.processCalls() == 0) {
-                        Thread.onSpinWait();
-                    }
+                } catch (RuntimeException e) {
+                    inbox.error = "worker " + worker + " failed: " + e; // read by main after join
                 }
             }));
         }
@@ -94,25 +105,36 @@ public final class FabricScenarioMain {
         fabric.close();
     }
 
-    private static void killedPeer(Fabric fabric) throws Exception {
+    private static void killedPeer(Fabric fabric, Set<Thread> before) throws Exception {
         if (fabric.rank() == 1) {
             fabric.startHandlerThreads();
             Thread.sleep(Long.MAX_VALUE); // killed by the test
         }
-        ThreadId target = new ThreadId(1, 0);
-        CompletableFuture<Object> async = fabric.callReturnAsync(target, () -> {
+        ThreadId busy = new ThreadId(1, 0);
+        CompletableFuture<Object> async = fabric.callReturnAsync(busy, () -> {
             System.out.println("IN_CALL");
             System.out.flush();
             return sleepForever();
         });
-        CompletableFuture<String> blocking = CompletableFuture.supplyAsync(() -> {
-            try {
-                fabric.callReturn(new ThreadId(1, 1), FabricScenarioMain::sleepForever);
-                return "returned";
-            } catch (RuntimeException e) {
-                return e.getClass().getSimpleName();
+        String[] blockingOutcome = {"running"};
+        Thread blocking = Thread.ofPlatform().start(() -> blockingOutcome[0] =
+                outcome(() -> fabric.callReturn(new ThreadId(1, 1), FabricScenarioMain::sleepForever)));
+        AtomicLong sent = new AtomicLong();
+        String[] senderOutcome = {"running"};
+        Thread sender = Thread.ofPlatform().start(() -> senderOutcome[0] = outcome(() -> {
+            for (long i = 0; i < 1_000_000; i++) { // the worker is busy for ever: its buffers fill long before
+                fabric.call(busy, () -> { });
+                sent.incrementAndGet();
             }
-        });
+            return "returned";
+        }));
+        long last = -1;
+        while (sender.isAlive() && sent.get() != last) { // blocked once no call got through for 500 ms
+            last = sent.get();
+            Thread.sleep(500);
+        }
+        System.out.println("SENDER_BLOCKED after " + last + " calls");
+        System.out.flush();
         String asyncOutcome;
         try {
             async.get(60, TimeUnit.SECONDS);
@@ -120,10 +142,37 @@ public final class FabricScenarioMain {
         } catch (java.util.concurrent.ExecutionException e) {
             asyncOutcome = e.getCause().getClass().getSimpleName();
         }
-        String blockingOutcome = blocking.get(60, TimeUnit.SECONDS);
+        blocking.join(60_000);
+        sender.join(60_000);
         long at = ChronoUnit.MICROS.between(Instant.EPOCH, Instant.now());
-        System.out.println("FAILED at=" + at + " async=" + asyncOutcome + " blocking=" + blockingOutcome);
+        System.out.println("FAILED at=" + at + " async=" + asyncOutcome + " blocking=" + blockingOutcome[0]
+                + " sender=" + senderOutcome[0]);
         System.out.flush();
         fabric.close();
+        System.out.println("CLOSED leftover=" + threadsOutliving(before, 5_000));
+        System.out.flush();
+    }
+
+    private static String outcome(java.util.function.Supplier<Object> action) {
+        try {
+            action.get();
+            return "returned";
+        } catch (RuntimeException e) {
+            return e.getClass().getSimpleName();
+        }
+    }
+
+    /** Names of the threads started since {@code before} that are still alive after waiting up to the timeout. */
+    private static List<String> threadsOutliving(Set<Thread> before, long timeoutMillis) throws InterruptedException {
+        long deadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(timeoutMillis);
+        while (true) {
+            List<String> left = Thread.getAllStackTraces().keySet().stream()
+                    .filter(t -> t.isAlive() && t != Thread.currentThread() && !before.contains(t))
+                    .map(Thread::getName).sorted().toList();
+            if (left.isEmpty() || System.nanoTime() > deadline) {
+                return left;
+            }
+            Thread.sleep(20);
+        }
     }
 }

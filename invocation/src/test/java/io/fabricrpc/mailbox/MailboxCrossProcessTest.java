@@ -16,12 +16,14 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.HexFormat;
 import java.util.List;
+import java.util.Set;
 import java.util.concurrent.ArrayBlockingQueue;
 import java.util.concurrent.BlockingQueue;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicReference;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertNotNull;
 import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertThrows;
@@ -43,6 +45,7 @@ public abstract class MailboxCrossProcessTest {
             command.addAll(io.fabricrpc.fabric.LocalLauncher.inheritedJvmFlags()); // Agrona and DiSNI need theirs
             command.add("-Xmx256m");
             fixture().config().forEach((k, v) -> command.add("-D" + k + "=" + v));
+            command.addAll(fixture().childJvmOptions());
             command.add("-cp");
             command.add(System.getProperty("java.class.path"));
             command.add(MailboxServerProcess.class.getName());
@@ -128,9 +131,25 @@ public abstract class MailboxCrossProcessTest {
         }
     }
 
+    /**
+     * Whether this transport's {@link PeerFailedException} names the peer's pid (shared memory watches the process;
+     * RDMA knows only the peer's endpoint id, which every transport's message carries).
+     */
+    protected boolean failuresNameThePeerPid() {
+        return true;
+    }
+
     @Test
     void killingTheServerMidCallEndsTheWaitWellUnderASecond() throws Exception {
-        try (ServerProcess child = new ServerProcess(1); Transport transport = fixture().open()) {
+        try (ServerProcess child = new ServerProcess(1)) {
+            Set<Thread> before = Thread.getAllStackTraces().keySet();
+            killServerMidCall(child);
+            assertNoThreadOutlives(before);
+        }
+    }
+
+    private void killServerMidCall(ServerProcess child) throws Exception {
+        try (Transport transport = fixture().open()) {
             MailboxClient client = MailboxChannels.connect(transport, child.address(), MailboxConfig.defaults(),
                     Duration.ofSeconds(60));
             call(client, MemorySegment.ofArray(new long[2]), 5, 1); // the channel works
@@ -151,11 +170,33 @@ public abstract class MailboxCrossProcessTest {
             PeerFailedException e = assertThrows(PeerFailedException.class, () -> port.recv((m, n) -> { }));
             long detectedMillis = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - killedAt[0]);
             killer.join();
-            assertTrue(e.getMessage().contains(Long.toString(child.process.pid())), e.getMessage());
+            assertTrue(e.getMessage().contains(Long.toHexString(client.link().peerId())), e.getMessage());
+            if (failuresNameThePeerPid()) {
+                assertTrue(e.getMessage().contains(Long.toString(child.process.pid())), e.getMessage());
+            }
             assertTrue(detectedMillis < 1000, "the client noticed the dead server after " + detectedMillis + " ms");
             System.out.println("dead server detected " + detectedMillis + " ms after kill: " + e.getMessage());
             port.close();
             assertThrows(PeerFailedException.class, client::open, "new calls fail fast too");
-        }
+            assertFalse(client.link().isAlive(), "the link reports the failure");
+            assertThrows(PeerFailedException.class, () -> client.link().checkAlive());
+            client.close();
+        } // the endpoint closes without an error although its peer is gone
+    }
+
+    /** Every thread started since {@code before} (the endpoint's own) ends within 5 s of its close. */
+    private void assertNoThreadOutlives(Set<Thread> before) throws InterruptedException {
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(5);
+        List<Thread> left;
+        do {
+            left = Thread.getAllStackTraces().keySet().stream()
+                    .filter(t -> t.isAlive() && !before.contains(t) && !fixture().isProcessWideThread(t.getName()))
+                    .toList();
+            if (left.isEmpty()) {
+                return;
+            }
+            Thread.sleep(20);
+        } while (System.nanoTime() < deadline);
+        fail("threads still running 5 s after the endpoint closed: " + left.stream().map(Thread::getName).toList());
     }
 }

@@ -1,5 +1,6 @@
 package io.fabricrpc.transport;
 
+import java.util.List;
 import java.util.Map;
 
 /**
@@ -9,6 +10,22 @@ import java.util.Map;
 public interface TransportFixture {
     /** The job configuration ({@code fabric.transport} and the transport's own keys). */
     Map<String, String> config();
+
+    /**
+     * Extra options for the child JVMs the cross-process suites start, after the inherited JVM flags and the
+     * configuration as system properties (e.g. wider control-plane timeouts on an emulated machine). None by default.
+     */
+    default List<String> childJvmOptions() {
+        return List.of();
+    }
+
+    /**
+     * Whether a thread of this name is a process-wide singleton of the transport (started once, kept for the JVM's
+     * life), which the thread-leak checks of the suites allow to outlive an endpoint. None by default.
+     */
+    default boolean isProcessWideThread(String threadName) {
+        return false;
+    }
 
     /** Opens a new endpoint in this JVM. */
     default Transport open() {

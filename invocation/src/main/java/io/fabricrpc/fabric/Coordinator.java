@@ -36,7 +36,11 @@ import org.slf4j.LoggerFactory;
 final class Coordinator implements ControlPlane.Role {
 
     private static final Logger LOG = LoggerFactory.getLogger(Coordinator.class);
-    private static final long MAX_HANDSHAKE_MILLIS = 10_000;
+    /**
+     * A connection that has not completed the handshake by then is refused, so that half-open connections cannot pile
+     * up (capped by the join timeout). Slow hosts (an emulated test bed) raise it with this system property.
+     */
+    private static final long MAX_HANDSHAKE_MILLIS = Long.getLong("fabricrpc.handshakeTimeoutMillis", 10_000);
 
     private final ControlPlane cp;
     private final JobConfig cfg;

@@ -21,6 +21,7 @@ final class RdmaFixture implements TransportFixture {
 
     static {
         setIfAbsent("fabricrpc.messenger.records", "2000");
+        setIfAbsent("fabricrpc.handshakeTimeoutMillis", "60000"); // when this JVM coordinates cold child JVMs
         setIfAbsent("fabricrpc.stress.calls", "2000");
         setIfAbsent("fabricrpc.fabric.stress.calls", "2000");
         setIfAbsent("fabricrpc.aggregation.stress.calls", "4000");
@@ -48,7 +49,8 @@ final class RdmaFixture implements TransportFixture {
     public List<String> childJvmOptions() {
         return List.of("-D" + JobConfig.propertyName(JobConfig.ENV_JOIN_TIMEOUT_MS) + "=180000",
                 "-D" + JobConfig.propertyName(JobConfig.ENV_FAILURE_TIMEOUT_MS) + "=10000", "-XX:+UseSerialGC",
-                "-XX:-UsePerfData", "-Drdma.connectTimeoutMillis=30000");
+                "-XX:-UsePerfData", "-Drdma.connectTimeoutMillis=30000",
+                "-Dfabricrpc.handshakeTimeoutMillis=60000"); // cold JVMs in the guest miss the 10 s default
     }
 
     /** The bounded-connect watchdog: one idle scheduler thread per JVM, started by the first connect. */

@@ -102,6 +102,81 @@ public abstract class MessengerTest {
         assertNull(checker.error);
     }
 
+    /**
+     * One sender thread feeds several messengers to the same destination in alternating bursts while the destination
+     * drains concurrently (the shape of the Table 2 benchmark's views); every byte of every record is checked.
+     */
+    @Test
+    void oneThreadsMessengersInAlternatingBurstsKeepEveryByte() throws Exception {
+        int messengers = 3;
+        int burst = 200;
+        long perMessenger = Long.getLong("fabricrpc.messenger.bursts.records", 20_000L);
+        int payload = 256;
+        List<Messenger> channels = new ArrayList<>();
+        for (int m = 0; m < messengers; m++) {
+            channels.add(messenger(0x3_0000_0000L + ((long) m << 20), MessengerConfig.defaults()));
+        }
+        AtomicReference<String> error = new AtomicReference<>();
+        java.util.concurrent.atomic.AtomicLong received = new java.util.concurrent.atomic.AtomicLong();
+        long total = messengers * perMessenger;
+        Thread destination = Thread.ofPlatform().start(() -> {
+            Map<Long, Long> next = new HashMap<>();
+            RecordHandler check = (sender, tag, record, offset, length) -> {
+                long expected = next.getOrDefault(sender, 0L);
+                String problem = length != 16 + payload ? "length " + length
+                        : record.get(ValueLayout.JAVA_LONG_UNALIGNED, offset) != sender ? "sender field"
+                        : record.get(ValueLayout.JAVA_LONG_UNALIGNED, offset + 8) != expected ? "sequence "
+                        + record.get(ValueLayout.JAVA_LONG_UNALIGNED, offset + 8) : null;
+                for (int i = 0; problem == null && i < payload; i += 8) {
+                    if (record.get(ValueLayout.JAVA_LONG_UNALIGNED, offset + 16 + i) != expected * 31 + i) {
+                        problem = "payload byte " + i;
+                    }
+                }
+                if (problem != null) {
+                    error.compareAndSet(null, "from " + Long.toHexString(sender) + ", record " + expected + ": " + problem);
+                }
+                next.put(sender, expected + 1);
+                received.incrementAndGet();
+            };
+            long deadline = System.nanoTime() + 300_000_000_000L;
+            while (received.get() < total && error.get() == null && System.nanoTime() < deadline) {
+                if (receiver.processCalls(check) == 0) {
+                    Thread.onSpinWait();
+                }
+            }
+        });
+        try {
+            long[] sent = new long[messengers];
+            while (sent[messengers - 1] < perMessenger && error.get() == null) {
+                for (int m = 0; m < messengers; m++) {
+                    Messenger channel = channels.get(m);
+                    long sender = channel.sender();
+                    for (int b = 0; b < burst && sent[m] < perMessenger; b++) {
+                        long sequence = sent[m]++;
+                        assertTrue(channel.send((target, offset, limit) -> {
+                            if (limit < 16 + payload) {
+                                return -1;
+                            }
+                            target.set(ValueLayout.JAVA_LONG_UNALIGNED, offset, sender);
+                            target.set(ValueLayout.JAVA_LONG_UNALIGNED, offset + 8, sequence);
+                            for (int i = 0; i < payload; i += 8) {
+                                target.set(ValueLayout.JAVA_LONG_UNALIGNED, offset + 16 + i, sequence * 31 + i);
+                            }
+                            return 16 + payload;
+                        }));
+                    }
+                    channel.flush();
+                }
+            }
+            destination.join(300_000);
+            assertNull(error.get());
+            assertEquals(total, received.get());
+        } finally {
+            destination.interrupt();
+            channels.forEach(Messenger::close);
+        }
+    }
+
     @Test
     void aWriterThatScribblesAndFailsLeavesNoTraceForLaterPasses() {
         MessengerConfig config = MessengerConfig.defaults().withChunks(4096, 2, 2);

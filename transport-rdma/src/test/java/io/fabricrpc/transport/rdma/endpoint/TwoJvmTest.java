@@ -33,10 +33,14 @@ class TwoJvmTest {
     private InetSocketAddress startPeer(String mode) throws Exception {
         InetSocketAddress address = RdmaTestSupport.nextAddress();
         String java = Path.of(System.getProperty("java.home"), "bin", "java").toString();
-        peer = new ProcessBuilder(List.of(java, "--enable-native-access=ALL-UNNAMED", RdmaTestSupport.JVM_FLAGS_EXPORTS,
-                "-Xmx256m", "-cp", System.getProperty("java.class.path"), PeerProcess.class.getName(),
-                address.getAddress().getHostAddress(), Integer.toString(address.getPort()), mode))
-                .redirectErrorStream(true).start();
+        List<String> command = new java.util.ArrayList<>(List.of(java, "--enable-native-access=ALL-UNNAMED",
+                RdmaTestSupport.JVM_FLAGS_EXPORTS, "-Xmx256m"));
+        // The parent's JIT tier limit too: the emulated guest crashes JVMs that patch tiered code (see the README).
+        command.addAll(io.fabricrpc.fabric.LocalLauncher.inheritedJvmFlags().stream()
+                .filter(flag -> flag.startsWith("-XX:TieredStopAtLevel=")).toList());
+        command.addAll(List.of("-cp", System.getProperty("java.class.path"), PeerProcess.class.getName(),
+                address.getAddress().getHostAddress(), Integer.toString(address.getPort()), mode));
+        peer = new ProcessBuilder(command).redirectErrorStream(true).start();
         CountDownLatch listening = new CountDownLatch(1);
         Thread pump = new Thread(() -> {
             try (BufferedReader r = new BufferedReader(new InputStreamReader(peer.getInputStream(), StandardCharsets.UTF_8))) {
@@ -52,7 +56,12 @@ class TwoJvmTest {
         }, "peer-output");
         pump.setDaemon(true);
         pump.start();
-        assertTrue(listening.await(120, TimeUnit.SECONDS), "peer JVM did not start listening within 120 s");
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(120);
+        while (!listening.await(1, TimeUnit.SECONDS)) {
+            assertTrue(peer.isAlive(), "peer JVM exited with status " + (peer.isAlive() ? -1 : peer.exitValue())
+                    + " before it listened");
+            assertTrue(System.nanoTime() < deadline, "peer JVM did not start listening within 120 s");
+        }
         return address;
     }
 

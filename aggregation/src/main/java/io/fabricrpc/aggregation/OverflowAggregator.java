@@ -59,7 +59,7 @@ final class OverflowAggregator extends Aggregator {
             long room = Math.min(maxRecord, config.exceedingLimit() - (tail - head) - ChunkLayout.RECORD_HEADER_LENGTH);
             long length = room > 0 ? writer.write(exceeding.segment(), tail + ChunkLayout.RECORD_HEADER_LENGTH, room) : -1;
             if (length > 0) {
-                exceeding.segment().set(ValueLayout.JAVA_INT_UNALIGNED, tail, (int) length | tag << ChunkLayout.TAG_SHIFT);
+                exceeding.segment().set(ValueLayout.JAVA_INT_UNALIGNED, tail, ChunkLayout.header(length, tag));
                 if (tail == head) {
                     oldestExceeding = System.nanoTime();
                 }
@@ -97,8 +97,7 @@ final class OverflowAggregator extends Aggregator {
                 return false;
             }
             for (long at = head; at < head + taken; ) {
-                at += ChunkLayout.recordSize(exceeding.segment().get(ValueLayout.JAVA_INT_UNALIGNED, at)
-                        & ChunkLayout.LENGTH_MASK);
+                at += ChunkLayout.recordSize(ChunkLayout.length(exceeding.segment().get(ValueLayout.JAVA_INT_UNALIGNED, at)));
                 exceedingRecords--;
             }
             head += taken;

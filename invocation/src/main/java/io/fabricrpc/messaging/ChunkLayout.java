@@ -15,16 +15,16 @@ import java.lang.invoke.VarHandle;
  *  +------------------------------------+---------------------------------+----------+----------+
  *
  * Record (4-byte aligned; a call costs 4 bytes of framing plus up to 3 of padding):
- *  0        3        4                       4 + length          recordSize(length)
- *  +--------+--------+-----------------------+-------------------+
- *  | length | tag    | payload               | padding (0..3)    |
- *  +--------+--------+-----------------------+-------------------+
- *  header: little-endian int, length (> 0) in bits 0..23, tag in bits 24..31; tag bit 7 (TAG_NOTIFY) asks
- *  the receiver to push its consumed-record count once the record has been handled
+ *  0         1                   4                       4 + length          recordSize(length)
+ *  +---------+-------------------+-----------------------+-------------------+
+ *  | control | length (24 bits)  | payload               | padding (0..3)    |
+ *  +---------+-------------------+-----------------------+-------------------+
+ *  header: little-endian int; control byte = VALID (0x80, set in every published header) | TAG_NOTIFY (0x40, asks
+ *  the receiver to push its consumed-record count once the record has been handled) | tag (0..62); length > 0
  *
  * Seal (the sender has left the chunk; nothing more will be written to it):
- *  header with length 0 and tag = 1 + growth, where growth (0..254) is how many new chunks the sender inserted
- *  into its ring right after this chunk
+ *  control = VALID | SEAL_TAG (63), and the length field holds the growth (0..255): how many new chunks the sender
+ *  inserted into its ring right after this chunk
  *
  * Notification slot (in the <em>sender's</em> memory, RemoteAccess.WRITE, 16 bytes per messenger):
  *  0                        8                        16
@@ -36,10 +36,12 @@ import java.lang.invoke.VarHandle;
  *  Each word has a single writer (the destination thread), so plain monotonic writes need no atomics.
  * </pre>
  *
- * <p><b>Publication.</b> The header of a record is its flag: the receiver polls the header at its read position with
- * an acquiring load, and a zero header means "nothing yet". The sender writes a batch of records (one or many) with
- * {@link io.fabricrpc.transport.Link#writePublished}, which places the first header after every other byte of the
- * batch; headers further into the batch are covered by that first one. So one call costs the receiver one
+ * <p><b>Publication.</b> The control byte of a record's header is its flag: the receiver polls the header at its read
+ * position with an acquiring load, and a header without VALID means "nothing yet". The sender writes a batch of records
+ * (one or many) with {@link io.fabricrpc.transport.Link#writePublished}, which places the first byte of the batch — the
+ * first header's control byte — after every other byte, as a single-byte write; headers further into the batch are
+ * covered by it. A single byte cannot tear, whereas an RDMA WRITE of a 4- or 8-byte flag may be copied byte by byte
+ * by the responder (Soft-RoCE's memcpy did exactly that: a reader saw 0x10 of a header 0x110). So one call costs the receiver one
  * cache line it must fetch, not two (record and a separate producer word), and RDMA needs no extra flag write per
  * batch beyond the 4-byte header. A chunk's data area always keeps 4 bytes for the seal after the last record.
  *
@@ -59,12 +61,14 @@ public final class ChunkLayout {
     /** Bytes a chunk's data area keeps free after the last record for the seal. */
     public static final int SEAL_LENGTH = RECORD_HEADER_LENGTH;
     public static final int MAX_RECORD_LENGTH = (1 << 24) - 1;
-    public static final int TAG_SHIFT = 24;
-    public static final int LENGTH_MASK = MAX_RECORD_LENGTH;
     /** Tag bit asking the receiver to push its consumed-record count after handling the record. */
-    public static final int TAG_NOTIFY = 0x80;
-    /** Tags an application may use (bit 7 is the messenger's). */
-    public static final int MAX_APPLICATION_TAG = 0x7F;
+    public static final int TAG_NOTIFY = 0x40;
+    /** Tags an application may use: 0..62 (63 is the seal, bits 6 and 7 are the messenger's). */
+    public static final int MAX_APPLICATION_TAG = 62;
+    static final int LENGTH_SHIFT = 8;
+    static final int VALID = 0x80;
+    static final int TAG_MASK = 0x3F;
+    static final int SEAL_TAG = 0x3F;
     public static final int NOTIFY_CHUNKS_OFFSET = 0;
     public static final int NOTIFY_RECORDS_OFFSET = 8;
     public static final int MIN_CHUNK_SIZE = 4096;
@@ -77,17 +81,36 @@ public final class ChunkLayout {
     private ChunkLayout() {
     }
 
-    /** The seal header announcing {@code growth} (0..254) chunks inserted after this one. */
+    /** The published header of a record of {@code length} payload bytes with {@code tag} (TAG_NOTIFY included). */
+    public static int header(long length, int tag) {
+        return (int) (length << LENGTH_SHIFT) | VALID | tag;
+    }
+
+    /** Payload length of a record header (the growth of a seal). */
+    public static int length(int header) {
+        return header >>> LENGTH_SHIFT;
+    }
+
+    /** Tag of a record header, TAG_NOTIFY included. */
+    static int tag(int header) {
+        return header & (TAG_NOTIFY | TAG_MASK);
+    }
+
+    static boolean isPublished(int header) {
+        return (header & VALID) != 0;
+    }
+
+    /** The seal header announcing {@code growth} (0..255) chunks inserted after this one. */
     static int sealHeader(int growth) {
-        return (growth + 1) << TAG_SHIFT;
+        return growth << LENGTH_SHIFT | VALID | SEAL_TAG;
     }
 
     static boolean isSeal(int header) {
-        return (header & LENGTH_MASK) == 0;
+        return (header & TAG_MASK) == SEAL_TAG;
     }
 
     static int sealGrowth(int header) {
-        return (header >>> TAG_SHIFT) - 1;
+        return header >>> LENGTH_SHIFT;
     }
 
     /** Bytes a record of {@code length} payload bytes occupies, header and padding included. */

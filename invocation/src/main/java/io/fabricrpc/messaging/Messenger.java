@@ -40,6 +40,7 @@ public final class Messenger implements RecordChannel {
     private int current;
     private long position;
     private long sealed;
+    private long knownConsumed;
     private int growthSinceSeal;
     private long lastTicket;
     private long recordsSent;
@@ -179,9 +180,7 @@ public final class Messenger implements RecordChannel {
      * @see #send(RecordWriter) for results and failures
      */
     public boolean send(int tag, RecordWriter writer) {
-        if ((tag & ~(ChunkLayout.MAX_APPLICATION_TAG | ChunkLayout.TAG_NOTIFY)) != 0) {
-            throw new IllegalArgumentException("record tag must be in 0..255, got " + tag);
-        }
+        checkTag(tag);
         if (ring.length == 0) {
             setUp();
         }
@@ -288,7 +287,7 @@ public final class Messenger implements RecordChannel {
                     + (recordCapacity - position - ChunkLayout.RECORD_HEADER_LENGTH) + " available (must be > 0)");
         }
         // Release: the record's bytes, written above by plain stores, become visible before its header.
-        ChunkLayout.HEADER.setRelease(window, at, (int) length | tag << ChunkLayout.TAG_SHIFT);
+        ChunkLayout.HEADER.setRelease(window, at, ChunkLayout.header(length, tag));
         position += ChunkLayout.recordSize(length);
         published = position;
         return true;
@@ -323,9 +322,7 @@ public final class Messenger implements RecordChannel {
      * @return false under FAIL when every chunk is full
      */
     public boolean append(int tag, RecordWriter writer) {
-        if ((tag & ~(ChunkLayout.MAX_APPLICATION_TAG | ChunkLayout.TAG_NOTIFY)) != 0) {
-            throw new IllegalArgumentException("record tag must be in 0..255, got " + tag);
-        }
+        checkTag(tag);
         if (config.fullPolicy() == FullPolicy.RETRY_ASYNC) {
             throw new IllegalStateException("append needs a FAIL or RETRY messenger, not RETRY_ASYNC");
         }
@@ -373,7 +370,7 @@ public final class Messenger implements RecordChannel {
             return 0;
         }
         MemorySegment bytes = source.segment();
-        long first = ChunkLayout.recordSize(bytes.get(ValueLayout.JAVA_INT_UNALIGNED, offset) & ChunkLayout.LENGTH_MASK);
+        long first = ChunkLayout.recordSize(ChunkLayout.length(bytes.get(ValueLayout.JAVA_INT_UNALIGNED, offset)));
         if (first > recordCapacity - position) {
             if (position == 0 || !advance()) {
                 return 0;
@@ -382,8 +379,7 @@ public final class Messenger implements RecordChannel {
         long take = 0;
         long records = 0;
         while (take < length) {
-            long size = ChunkLayout.recordSize(bytes.get(ValueLayout.JAVA_INT_UNALIGNED, offset + take)
-                    & ChunkLayout.LENGTH_MASK);
+            long size = ChunkLayout.recordSize(ChunkLayout.length(bytes.get(ValueLayout.JAVA_INT_UNALIGNED, offset + take)));
             if (take + size > recordCapacity - position) {
                 break;
             }
@@ -406,7 +402,7 @@ public final class Messenger implements RecordChannel {
 
     /** Frames the record the writer put at {@code at} (header with length and tag); it stays local until published. */
     private void stage(int tag, long at, long length) {
-        stagingSegment.set(ValueLayout.JAVA_INT_UNALIGNED, at, (int) length | tag << ChunkLayout.TAG_SHIFT);
+        stagingSegment.set(ValueLayout.JAVA_INT_UNALIGNED, at, ChunkLayout.header(length, tag));
         position += ChunkLayout.recordSize(length);
     }
 
@@ -460,8 +456,15 @@ public final class Messenger implements RecordChannel {
     }
 
     private long consumedChunks() {
-        return (long) ChunkLayout.WORD.getAcquire(notifyRegion.segment(),
+        long pushed = (long) ChunkLayout.WORD.getAcquire(notifyRegion.segment(),
                 notifyOffset + ChunkLayout.NOTIFY_CHUNKS_OFFSET); // pushed by the receiver
+        // An RDMA responder may place the 8 bytes one by one: a torn read is either below the last value or above
+        // anything sealed (the count moves by one, across a byte boundary). Keep the last sound value then.
+        if (pushed < knownConsumed || pushed > sealed) {
+            return knownConsumed;
+        }
+        knownConsumed = pushed;
+        return pushed;
     }
 
     private void awaitSpace() {
@@ -514,7 +517,7 @@ public final class Messenger implements RecordChannel {
                     + Long.toHexString(destination) + " is full: " + (queueTail - queueHead) + " bytes in "
                     + queuedRecords + " calls queued, limit " + limit + " (asyncQueueLimitBytes); the call was not sent");
         }
-        queue.set(ValueLayout.JAVA_INT_UNALIGNED, queueTail, (int) length | tag << ChunkLayout.TAG_SHIFT);
+        queue.set(ValueLayout.JAVA_INT_UNALIGNED, queueTail, ChunkLayout.header(length, tag));
         queueTail += size;
         queuedRecords++;
         if (!queued) {
@@ -527,9 +530,9 @@ public final class Messenger implements RecordChannel {
     synchronized boolean drainQueue() {
         while (queueHead < queueTail) {
             int header = queue.get(ValueLayout.JAVA_INT_UNALIGNED, queueHead);
-            long length = header & ChunkLayout.LENGTH_MASK;
+            long length = ChunkLayout.length(header);
             long from = queueHead + ChunkLayout.RECORD_HEADER_LENGTH;
-            boolean written = tryWrite(header >>> ChunkLayout.TAG_SHIFT, (target, offset, limit) -> {
+            boolean written = tryWrite(ChunkLayout.tag(header), (target, offset, limit) -> {
                 if (length > limit) {
                     return -1;
                 }
@@ -561,6 +564,14 @@ public final class Messenger implements RecordChannel {
         queue = larger;
         queueHead = 0;
         queueTail = live;
+    }
+
+    private static void checkTag(int tag) {
+        int application = tag & ~ChunkLayout.TAG_NOTIFY;
+        if (application < 0 || application > ChunkLayout.MAX_APPLICATION_TAG) {
+            throw new IllegalArgumentException("record tag must be 0.." + ChunkLayout.MAX_APPLICATION_TAG
+                    + ", optionally with TAG_NOTIFY, got " + tag);
+        }
     }
 
     private MessagingException oversize() {

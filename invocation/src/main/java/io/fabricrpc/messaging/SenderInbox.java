@@ -77,15 +77,19 @@ final class SenderInbox {
         while (records < limit) {
             long at = ChunkLayout.DATA_OFFSET + consumedBytes;
             int header = (int) ChunkLayout.HEADER.getAcquire(chunk, at); // pairs with the sender's writePublished
-            if (header == 0) {
-                return records; // nothing published here yet
+            if (!ChunkLayout.isPublished(header)) {
+                return records; // nothing published here yet (its length bytes may be, the control byte lands last)
             }
-            int length = header & ChunkLayout.LENGTH_MASK;
-            int tag = header >>> ChunkLayout.TAG_SHIFT;
-            if (length == 0) {
+            if (ChunkLayout.isSeal(header)) {
                 finishChunk(chunk, ChunkLayout.sealGrowth(header));
                 chunk = ring.get(current).segment();
                 continue;
+            }
+            int length = ChunkLayout.length(header);
+            int tag = ChunkLayout.tag(header);
+            if (length == 0) {
+                throw corrupt("record header 0x" + Integer.toHexString(header) + " at data offset " + consumedBytes
+                        + " has length 0");
             }
             long size = ChunkLayout.recordSize(length);
             if (consumedBytes + size > recordCapacity) {
@@ -93,7 +97,7 @@ final class SenderInbox {
                         + " claims " + length + " bytes, beyond the chunk's " + recordCapacity);
             }
             try {
-                handler.onRecord(sender, tag & ChunkLayout.MAX_APPLICATION_TAG, chunk,
+                handler.onRecord(sender, tag & ~ChunkLayout.TAG_NOTIFY, chunk,
                         at + ChunkLayout.RECORD_HEADER_LENGTH, length);
             } catch (RuntimeException e) {
                 errors.onError(sender, e); // one failing call does not stop the calls behind it

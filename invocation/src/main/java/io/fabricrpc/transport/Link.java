@@ -47,24 +47,24 @@ public interface Link {
     }
 
     /**
-     * Writes {@code length} (≥ 4) bytes like {@link #write}, placing the first 4 bytes, an int at a 4-byte-aligned
-     * {@code dstOffset}, after all the others, and single-copy atomically: a peer that sees that int non-zero with an
+     * Writes {@code length} (≥ 1) bytes like {@link #write}, placing the first byte, at a 4-byte-aligned
+     * {@code dstOffset}, after all the others and as a single-byte write: a peer that sees that byte non-zero with an
      * acquiring load sees the whole range. This publishes records whose header is their own flag (a ring whose free
-     * space is zero), with no separate flag word. The default writes the tail, then the 4 header bytes; transports
-     * whose {@code write} of 4 aligned bytes could tear must override it.
+     * space is zero), with no separate flag word. A single byte because nothing wider is safe: an RDMA responder may
+     * copy a 4- or 8-byte WRITE byte by byte (Soft-RoCE does). The default writes the rest, then the first byte.
      *
-     * @return the ticket of the header write (it completes after the rest)
-     * @throws TransportException as {@link #write}, or if {@code dstOffset} is unaligned or {@code length < 4}
+     * @return the ticket of the first byte's write (it completes after the rest)
+     * @throws TransportException as {@link #write}, or if {@code dstOffset} is unaligned or {@code length < 1}
      */
     default long writePublished(LocalRegion src, long srcOffset, RemoteRegion dst, long dstOffset, long length) {
-        if ((dstOffset & 3) != 0 || length < Integer.BYTES) {
-            throw new TransportException("writePublished needs a 4-byte-aligned offset and at least 4 bytes, got offset "
+        if ((dstOffset & 3) != 0 || length < 1) {
+            throw new TransportException("writePublished needs a 4-byte-aligned offset and at least 1 byte, got offset "
                     + dstOffset + ", " + length + " bytes, to " + dst);
         }
-        if (length > Integer.BYTES) {
-            write(src, srcOffset + Integer.BYTES, dst, dstOffset + Integer.BYTES, length - Integer.BYTES);
+        if (length > 1) {
+            write(src, srcOffset + 1, dst, dstOffset + 1, length - 1);
         }
-        return write(src, srcOffset, dst, dstOffset, Integer.BYTES); // issue order: the header lands last
+        return write(src, srcOffset, dst, dstOffset, 1); // issue order: the first byte lands last
     }
 
     /**

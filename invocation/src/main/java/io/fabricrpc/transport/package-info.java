@@ -14,9 +14,11 @@
  *       order (one thread's program order, or threads that hand the work over through synchronization, as the
  *       aggregators do) become visible to the peer in that order: a peer that observes a later write with an
  *       acquiring load also observes every earlier one.</li>
- *   <li>An aligned {@link io.fabricrpc.transport.Link#writeLong}, and the 4-byte header of a
- *       {@link io.fabricrpc.transport.Link#writePublished}, are single-copy atomic: the peer never sees a torn
- *       value; the header of a {@code writePublished} becomes visible after the rest of its bytes.</li>
+ *   <li>The first byte of a {@link io.fabricrpc.transport.Link#writePublished} becomes visible after the rest of its
+ *       bytes, and a single byte never tears. An aligned {@link io.fabricrpc.transport.Link#writeLong} is
+ *       single-copy atomic over shared memory, but an RDMA responder may place its bytes one by one (Soft-RoCE
+ *       does): a protocol that reads a remotely written word either changes one byte at a time (the mailbox's
+ *       ownership bits) or rejects impossible values (the messengers' consumed counts).</li>
  *   <li>Nothing is assumed about the order of unsynchronized writes of different threads, or on different links.</li>
  *   <li>The source range of a write may be reused once its ticket {@link io.fabricrpc.transport.Link#isComplete
  *       completes}; the destination range of a read holds the data once its ticket completes.</li>

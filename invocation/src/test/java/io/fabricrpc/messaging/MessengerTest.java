@@ -133,7 +133,13 @@ public abstract class MessengerTest {
                     }
                 }
                 if (problem != null) {
-                    error.compareAndSet(null, "from " + Long.toHexString(sender) + ", record " + expected + ": " + problem);
+                    StringBuilder around = new StringBuilder();
+                    for (long at = Math.max(0, offset - 12); at < Math.min(record.byteSize() - 8, offset + 44); at += 8) {
+                        around.append(' ').append(Long.toHexString(record.get(ValueLayout.JAVA_LONG_UNALIGNED, at)));
+                    }
+                    error.compareAndSet(null, "from " + Long.toHexString(sender) + ", record " + expected + ": " + problem
+                            + " (payload at chunk offset " + offset + " of " + record.byteSize() + "; bytes from "
+                            + Math.max(0, offset - 12) + ":" + around + ")");
                 }
                 next.put(sender, expected + 1);
                 received.incrementAndGet();
@@ -351,7 +357,7 @@ public abstract class MessengerTest {
             drain(checker, 2);
             // Sender 9 misbehaves: its next record header claims more bytes than a chunk holds.
             try (LocalRegion lie = senderEndpoint.allocate(8, RemoteAccess.NONE)) {
-                lie.segment().set(ValueLayout.JAVA_INT, 0, 1 << 23);
+                lie.segment().set(ValueLayout.JAVA_INT, 0, ChunkLayout.header(1 << 23, 0));
                 bad.link().awaitCompletion(bad.link().writePublished(lie, 0, bad.currentChunk(), bad.writeOffset(), 4));
             }
             receiver.processCalls(checker);

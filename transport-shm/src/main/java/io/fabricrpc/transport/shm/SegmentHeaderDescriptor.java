@@ -54,6 +54,7 @@ final class SegmentHeaderDescriptor {
 
     static final VarHandle LONG = ValueLayout.JAVA_LONG.varHandle();
     static final VarHandle INT = ValueLayout.JAVA_INT.varHandle();
+    static final VarHandle BYTE = ValueLayout.JAVA_BYTE.varHandle();
 
     private SegmentHeaderDescriptor() {
     }

@@ -94,16 +94,16 @@ final class ShmLink implements Link {
 
     @Override
     public long writePublished(LocalRegion src, long srcOffset, RemoteRegion dst, long dstOffset, long length) {
-        if ((dstOffset & 3) != 0 || length < Integer.BYTES) {
-            throw new TransportException("writePublished needs a 4-byte-aligned offset and at least 4 bytes, got offset "
+        if ((dstOffset & 3) != 0 || length < 1) {
+            throw new TransportException("writePublished needs a 4-byte-aligned offset and at least 1 byte, got offset "
                     + dstOffset + ", " + length + " bytes, to " + dst);
         }
         MemorySegment target = target(dst, "writePublished", dstOffset, length, true);
         MemorySegment source = src.segment();
-        int header = source.get(ValueLayout.JAVA_INT_UNALIGNED, srcOffset);
         VarHandle.releaseFence(); // earlier stores of this thread become visible before these bytes
-        MemorySegment.copy(source, srcOffset + Integer.BYTES, target, dstOffset + Integer.BYTES, length - Integer.BYTES);
-        SegmentHeaderDescriptor.INT.setRelease(target, dstOffset, header); // release: the header after the rest
+        MemorySegment.copy(source, srcOffset + 1, target, dstOffset + 1, length - 1);
+        // release: the first byte after the rest
+        SegmentHeaderDescriptor.BYTE.setRelease(target, dstOffset, source.get(ValueLayout.JAVA_BYTE, srcOffset));
         return COMPLETE;
     }
 

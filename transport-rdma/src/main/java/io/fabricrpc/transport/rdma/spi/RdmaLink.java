@@ -41,7 +41,9 @@ import static io.fabricrpc.transport.rdma.spi.LinkMemoryDescriptor.*;
  * memory before it processes the next one; on InfiniBand/RoCE HCAs writes of one QP are placed in order in practice
  * (PCIe posted writes are not reordered), though the IB specification itself only promises order for the completion
  * of whole messages. Protocols rely on exactly this: data written, then a flag written later on the same link. The
- * flag is 8 aligned bytes inside one packet, so the peer never sees it torn. Writes from different threads are
+ * flag is 8 aligned bytes inside one packet, but rxe copies a WRITE into memory byte by byte, so a reader may see it
+ * torn: publications therefore use a 1-byte flag ({@link #writePublished}), and 8-byte counters are read by peers that
+ * can reject impossible values. Writes from different threads are
  * ordered by the QP lock's order of posting, which the SPI does not promise anyway.
  *
  * <p><b>Completion tickets and selective signaling</b> (Seriema §4.1). Each work request gets the next WR number as
@@ -403,29 +405,29 @@ final class RdmaLink implements Link {
 
     @Override
     public long writePublished(LocalRegion src, long srcOffset, RemoteRegion dst, long dstOffset, long length) {
-        if ((dstOffset & 3) != 0 || length < Integer.BYTES) {
-            throw new TransportException("writePublished needs a 4-byte-aligned offset and at least 4 bytes, got offset "
+        if ((dstOffset & 3) != 0 || length < 1) {
+            throw new TransportException("writePublished needs a 4-byte-aligned offset and at least 1 byte, got offset "
                     + dstOffset + ", " + length + " bytes, to " + dst);
         }
         RdmaLocalRegion source = local(src, "writePublished", srcOffset, length);
         checkRemote(dst, "writePublished", dstOffset, length, true);
-        if (length == Integer.BYTES) {
-            return write(src, srcOffset, dst, dstOffset, length); // one 4-byte packet: nothing to order it after
+        if (length == 1) {
+            return write(src, srcOffset, dst, dstOffset, length);
         }
-        long headerTicket;
+        long flagTicket;
         qpLock.lock();
         try {
             checkAlive();
-            headerTicket = reserve(2);
-            // The body, then the 4-byte header as its own WRITE: a later request of the QP, placed after the body.
-            postPair(headerTicket, source.address() + srcOffset + Integer.BYTES, (int) length - Integer.BYTES,
-                    source.lkey(), dst.address() + dstOffset + Integer.BYTES,
-                    source.address() + srcOffset, Integer.BYTES, source.lkey(), dst.address() + dstOffset, dst.key(),
-                    "RDMA_WRITE pair (writePublished)");
+            flagTicket = reserve(2);
+            // The rest, then the first byte as its own 1-byte WRITE: a later WR of the QP, so placed after the rest,
+            // and a single byte, which no responder can tear (rxe copies wider WRITEs byte by byte).
+            postPair(flagTicket, source.address() + srcOffset + 1, (int) length - 1, source.lkey(),
+                    dst.address() + dstOffset + 1, source.address() + srcOffset, 1, source.lkey(),
+                    dst.address() + dstOffset, dst.key(), "RDMA_WRITE pair (writePublished)");
         } finally {
             qpLock.unlock();
         }
-        return synchronousIfLoopback(headerTicket, "RDMA_WRITE pair (writePublished)");
+        return synchronousIfLoopback(flagTicket, "RDMA_WRITE pair (writePublished)");
     }
 
     @Override

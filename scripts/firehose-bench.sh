@@ -9,28 +9,19 @@
 # Prerequisite: `mvn install` built transport-rdma. Writes benchmarks/results/firehose-<UTC date>.md and prints it.
 # Exit: 0 ran; 1 benchmark failed; 2 not built; 124/125 guest failures.
 set -euo pipefail
-ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
-MOD="$ROOT/transport-rdma"
-JAVA_HOME=${JAVA_HOME:-/usr/lib/jvm/temurin-25-jdk-amd64}
-export JAVA_HOME
-MODE=auto
-case "${1:-}" in
-  --native) MODE=native; shift ;;
-  --guest) MODE=guest; shift ;;
-  --in-place) MODE=in-place; shift ;;
-esac
+# shellcheck source=lib/rdma-mode.sh
+source "$(dirname "${BASH_SOURCE[0]}")/lib/rdma-mode.sh"
 RESULTS="$ROOT/benchmarks/results"
 REPORT="$RESULTS/firehose-$(date -u +%Y-%m-%d).md"
 [ -f "$MOD/target/rdma-test-classpath.txt" ] && [ -d "$MOD/target/test-classes/io/fabricrpc/transport/rdma/firehose" ] \
   || { echo "firehose-bench: transport-rdma is not built: run 'mvn install' first" >&2; exit 2; }
-has_device() { command -v ibv_devices >/dev/null && [ "$(ibv_devices 2>/dev/null | awk 'NR>2 && NF' | wc -l)" -gt 0 ]; }
-[ "$MODE" != auto ] || { if has_device; then MODE=native; else MODE=guest; fi; }
+rdma_resolve_mode
 case "$MODE" in
   native|in-place)
     ulimit -l unlimited 2>/dev/null || true
     mkdir -p "$RESULTS"
-    cp="$MOD/target/test-classes:$MOD/target/classes:$(cat "$MOD/target/rdma-test-classpath.txt")"
-    flags="$(sed -n 's:.*<fabricrpc.jvm.flags>\(.*\)</fabricrpc.jvm.flags>.*:\1:p' "$ROOT/pom.xml")"
+    cp="$(rdma_test_classpath)"
+    flags="$(rdma_jvm_flags)"
     tmp="$REPORT.tmp"
     # shellcheck disable=SC2086 # flags is a list of options
     "$JAVA_HOME/bin/java" $flags ${FABRICRPC_BENCH_OPTS:-} -Xmx512m -cp "$cp" \

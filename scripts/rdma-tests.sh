@@ -16,16 +16,8 @@
 # 124 guest timed out; 125 guest failed to boot. Reports: transport-rdma/target/rdma-test-reports/.
 set -euo pipefail
 
-ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
-MOD="$ROOT/transport-rdma"
-JAVA_HOME=${JAVA_HOME:-/usr/lib/jvm/temurin-25-jdk-amd64}
-export JAVA_HOME
-MODE=auto
-case "${1:-}" in
-  --native) MODE=native; shift ;;
-  --guest) MODE=guest; shift ;;
-  --in-place) MODE=in-place; shift ;;
-esac
+# shellcheck source=lib/rdma-mode.sh
+source "$(dirname "${BASH_SOURCE[0]}")/lib/rdma-mode.sh"
 SELECTORS=("$@")
 [ ${#SELECTORS[@]} -gt 0 ] || SELECTORS=(--select-package io.fabricrpc.transport.rdma --exclude-tag multi-jvm)
 
@@ -35,7 +27,6 @@ for f in "$MOD/target/rdma-test-classpath.txt" "$LAUNCHER" "$MOD/target/test-cla
   [ -e "$f" ] || { echo "rdma-tests: $f is missing: run 'mvn install' first" >&2; exit 2; }
 done
 
-has_device() { command -v ibv_devices >/dev/null && [ "$(ibv_devices 2>/dev/null | awk 'NR>2 && NF' | wc -l)" -gt 0 ]; }
 
 run_in_place() {
   ulimit -l unlimited 2>/dev/null || echo "rdma-tests: cannot raise the memlock limit (now $(ulimit -l) KiB)" >&2
@@ -47,7 +38,7 @@ run_in_place() {
   # -Dfabricrpc.rdma.required: device tests fail instead of skipping if the verbs stack is missing here.
   # The project's JVM flags (Agrona and DiSNI on JDK 25), from the root pom like every other launcher.
   local flags
-  flags="$(sed -n 's:.*<fabricrpc.jvm.flags>\(.*\)</fabricrpc.jvm.flags>.*:\1:p' "$ROOT/pom.xml")"
+  flags="$(rdma_jvm_flags)"
   # shellcheck disable=SC2086 # flags is a list of options
   "$JAVA_HOME/bin/java" $flags \
     -Dfabricrpc.rdma.required=true -Xmx512m ${FABRICRPC_RDMA_TEST_OPTS:-} -cp "$cp" org.junit.platform.console.ConsoleLauncher execute \
@@ -64,9 +55,7 @@ run_in_place() {
   return 0
 }
 
-if [ "$MODE" = auto ]; then
-  if has_device; then MODE=native; else MODE=guest; fi
-fi
+rdma_resolve_mode
 case "$MODE" in
   native|in-place)
     cd "$ROOT"

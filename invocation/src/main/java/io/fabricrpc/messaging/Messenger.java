@@ -222,18 +222,20 @@ public final class Messenger implements RecordChannel {
 
     /**
      * Writes into the current chunk, moving to the next one if needed; false if all chunks are full. The tag is a
-     * parameter, not a field: a RETRY wait may run calls that send on this messenger in between.
+     * parameter, not a field: a RETRY wait may run calls that send on this messenger in between. A record to publish
+     * now goes straight into the receiver's chunk when the transport maps it (shared memory), else through staging.
      */
     private boolean tryWrite(int tag, RecordWriter writer, boolean publishNow) {
         if (currentSealed && !advance()) {
             return false;
         }
-        if (publishNow && window != null) {
-            return tryWriteDirect(tag, writer);
+        boolean direct = publishNow && window != null;
+        if (direct) {
+            publishStaged(); // appended records go first
+            link.checkAlive();
         }
-        long room = recordCapacity - position - ChunkLayout.RECORD_HEADER_LENGTH;
         long at = ChunkLayout.DATA_OFFSET + position;
-        long length = room > 0 ? writer.write(stagingSegment, at + ChunkLayout.RECORD_HEADER_LENGTH, room) : -1;
+        long length = serialize(writer, direct, at, recordCapacity - position - ChunkLayout.RECORD_HEADER_LENGTH);
         if (length < 0) {
             if (position == 0) {
                 throw oversize();
@@ -242,8 +244,7 @@ public final class Messenger implements RecordChannel {
                 return false;
             }
             at = ChunkLayout.DATA_OFFSET;
-            length = writer.write(stagingSegment, at + ChunkLayout.RECORD_HEADER_LENGTH,
-                    recordCapacity - ChunkLayout.RECORD_HEADER_LENGTH);
+            length = serialize(writer, direct, at, recordCapacity - ChunkLayout.RECORD_HEADER_LENGTH);
             if (length < 0) {
                 throw oversize();
             }
@@ -252,45 +253,28 @@ public final class Messenger implements RecordChannel {
             throw new MessagingException("record writer reported " + length + " bytes with "
                     + (recordCapacity - position - ChunkLayout.RECORD_HEADER_LENGTH) + " available (must be > 0)");
         }
-        stage(tag, at, length);
-        if (publishNow) {
-            publishStaged();
+        if (direct) {
+            // Release: the record's bytes, written by plain stores, become visible before its header (the same
+            // publication as Link.writePublished after a copy; here there is nothing to copy).
+            ChunkLayout.HEADER.setRelease(window, at, ChunkLayout.header(length, tag));
+            position += ChunkLayout.recordSize(length);
+            published = position;
+        } else {
+            stage(tag, at, length);
+            if (publishNow) {
+                publishStaged();
+            }
         }
         return true;
     }
 
-    /**
-     * Shared memory: serializes the record straight into the receiver's chunk and publishes it with a release store
-     * of its header (what {@link Link#writePublished} does after a copy; here there is nothing to copy).
-     */
-    private boolean tryWriteDirect(int tag, RecordWriter writer) {
-        publishStaged(); // appended records go first
-        link.checkAlive();
-        long room = recordCapacity - position - ChunkLayout.RECORD_HEADER_LENGTH;
-        long at = ChunkLayout.DATA_OFFSET + position;
-        long length = room > 0 ? writeInWindow(writer, at, room) : -1;
-        if (length < 0) {
-            if (position == 0) {
-                throw oversize();
-            }
-            if (!advance()) {
-                return false;
-            }
-            at = ChunkLayout.DATA_OFFSET;
-            length = writeInWindow(writer, at, recordCapacity - ChunkLayout.RECORD_HEADER_LENGTH);
-            if (length < 0) {
-                throw oversize();
-            }
+    /** Lets the writer serialize the record after its header at {@code at}: -1 if it does not fit {@code room}. */
+    private long serialize(RecordWriter writer, boolean direct, long at, long room) {
+        if (room <= 0) {
+            return -1;
         }
-        if (length == 0 || length > recordCapacity - position - ChunkLayout.RECORD_HEADER_LENGTH) {
-            throw new MessagingException("record writer reported " + length + " bytes with "
-                    + (recordCapacity - position - ChunkLayout.RECORD_HEADER_LENGTH) + " available (must be > 0)");
-        }
-        // Release: the record's bytes, written above by plain stores, become visible before its header.
-        ChunkLayout.HEADER.setRelease(window, at, ChunkLayout.header(length, tag));
-        position += ChunkLayout.recordSize(length);
-        published = position;
-        return true;
+        return direct ? writeInWindow(writer, at, room)
+                : writer.write(stagingSegment, at + ChunkLayout.RECORD_HEADER_LENGTH, room);
     }
 
     /**

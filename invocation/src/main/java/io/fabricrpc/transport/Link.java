@@ -57,14 +57,23 @@ public interface Link {
      * @throws TransportException as {@link #write}, or if {@code dstOffset} is unaligned or {@code length < 1}
      */
     default long writePublished(LocalRegion src, long srcOffset, RemoteRegion dst, long dstOffset, long length) {
-        if ((dstOffset & 3) != 0 || length < 1) {
-            throw new TransportException("writePublished needs a 4-byte-aligned offset and at least 1 byte, got offset "
-                    + dstOffset + ", " + length + " bytes, to " + dst);
-        }
+        checkPublishable(dst, dstOffset, length);
         if (length > 1) {
             write(src, srcOffset + 1, dst, dstOffset + 1, length - 1);
         }
         return write(src, srcOffset, dst, dstOffset, 1); // issue order: the first byte lands last
+    }
+
+    /**
+     * The argument check every {@link #writePublished} makes.
+     *
+     * @throws TransportException if {@code dstOffset} is not 4-byte aligned or {@code length < 1}
+     */
+    static void checkPublishable(RemoteRegion dst, long dstOffset, long length) {
+        if ((dstOffset & 3) != 0 || length < 1) {
+            throw new TransportException("writePublished needs a 4-byte-aligned offset and at least 1 byte, got offset "
+                    + dstOffset + ", " + length + " bytes, to " + dst);
+        }
     }
 
     /**

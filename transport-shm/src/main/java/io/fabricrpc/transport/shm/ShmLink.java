@@ -94,10 +94,7 @@ final class ShmLink implements Link {
 
     @Override
     public long writePublished(LocalRegion src, long srcOffset, RemoteRegion dst, long dstOffset, long length) {
-        if ((dstOffset & 3) != 0 || length < 1) {
-            throw new TransportException("writePublished needs a 4-byte-aligned offset and at least 1 byte, got offset "
-                    + dstOffset + ", " + length + " bytes, to " + dst);
-        }
+        Link.checkPublishable(dst, dstOffset, length);
         MemorySegment target = target(dst, "writePublished", dstOffset, length, true);
         MemorySegment source = src.segment();
         VarHandle.releaseFence(); // earlier stores of this thread become visible before these bytes

@@ -405,10 +405,7 @@ final class RdmaLink implements Link {
 
     @Override
     public long writePublished(LocalRegion src, long srcOffset, RemoteRegion dst, long dstOffset, long length) {
-        if ((dstOffset & 3) != 0 || length < 1) {
-            throw new TransportException("writePublished needs a 4-byte-aligned offset and at least 1 byte, got offset "
-                    + dstOffset + ", " + length + " bytes, to " + dst);
-        }
+        Link.checkPublishable(dst, dstOffset, length);
         RdmaLocalRegion source = local(src, "writePublished", srcOffset, length);
         checkRemote(dst, "writePublished", dstOffset, length, true);
         if (length == 1) {

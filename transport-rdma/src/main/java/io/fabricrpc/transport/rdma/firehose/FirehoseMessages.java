@@ -12,9 +12,11 @@ import io.fabricrpc.transport.RemoteRegion;
  * MOVE_REQUEST, type 0x4D460001 ('M' 'F' 1), {@value #REQUEST_LENGTH} bytes:
  *  0            8              16             24            28           32
  *  +------------+--------------+--------------+-------------+------------+
- *  | request id | new offset   | old offset   | bucket size | reserved 0 |
+ *  | request id | new offset   | old offset   | bucket size | firehose   |
  *  +------------+--------------+--------------+-------------+------------+
- *  new offset: bucket-aligned offset to pin; old offset: the bucket to release, -1 for none
+ *  new offset: bucket-aligned offset to pin; old offset: the bucket that firehose held, -1 for none;
+ *  firehose: the requester's mapping slot (0..F-1). The peer keeps its pins per (requester, firehose), so requests
+ *  of different firehoses may arrive in any order (two requester threads race to send) and still agree.
  * MOVE_REPLY, type 0x4D460002, {@value #REPLY_LENGTH} bytes:
  *  0            8        12           16                           56
  *  +------------+--------+------------+----------------------------+
@@ -31,6 +33,7 @@ public final class FirehoseMessages {
     public static final int REQ_NEW_OFFSET = 8;
     public static final int REQ_OLD_OFFSET = 16;
     public static final int REQ_BUCKET_SIZE_OFFSET = 24;
+    public static final int REQ_FIREHOSE_OFFSET = 28;
     public static final int REQUEST_LENGTH = 32;
 
     public static final int REP_ID_OFFSET = 0;
@@ -46,7 +49,7 @@ public final class FirehoseMessages {
     public static final int STATUS_OUT_OF_RANGE = 2;
     /** The requester's bucket size differs from the peer's. */
     public static final int STATUS_BAD_BUCKET_SIZE = 3;
-    /** The requester already holds its {@code F} mappings at this peer. */
+    /** The requester named a firehose outside the {@code F} this peer grants each requester. */
     public static final int STATUS_TOO_MANY = 4;
     /** The old offset is not a bucket this requester holds. */
     public static final int STATUS_NOT_HELD = 5;
@@ -64,7 +67,7 @@ public final class FirehoseMessages {
             case STATUS_BUSY -> "busy (peer cache at its bound)";
             case STATUS_OUT_OF_RANGE -> "out of the exposed range";
             case STATUS_BAD_BUCKET_SIZE -> "bucket size mismatch";
-            case STATUS_TOO_MANY -> "too many mappings";
+            case STATUS_TOO_MANY -> "firehose number beyond the peer's F";
             case STATUS_NOT_HELD -> "old bucket not held";
             case STATUS_FAILED -> "registration failed";
             case STATUS_MALFORMED -> "malformed request";

@@ -71,39 +71,42 @@ public final class FirehoseServer implements AutoCloseable {
             long newOffset = payload.get(LONG, REQ_NEW_OFFSET);
             long oldOffset = payload.get(LONG, REQ_OLD_OFFSET);
             int requestedBucket = payload.get(INT, REQ_BUCKET_SIZE_OFFSET);
+            int firehose = payload.get(INT, REQ_FIREHOSE_OFFSET);
             FirehoseHandle<LocalRegion> pinned = null;
             synchronized (this) {
+                // Pins are kept per (requester, firehose): requests of different firehoses may arrive in any order.
                 Long2ObjectHashMap<FirehoseHandle<LocalRegion>> mine = held.get(from.peerId());
                 if (mine == null) {
                     mine = new Long2ObjectHashMap<>();
                     held.put(from.peerId(), mine);
                 }
                 status = STATUS_OK;
-                if (oldOffset != -1) {
-                    FirehoseHandle<LocalRegion> old = mine.remove(oldOffset);
-                    if (old == null) {
-                        status = STATUS_NOT_HELD;
-                    } else {
-                        cache.release(old); // the requester has no write in flight through it (refcount 0 there)
+                FirehoseHandle<LocalRegion> current = mine.get(firehose);
+                long currentOffset = current == null ? -1 : current.segment().address() - exposed.address();
+                if (firehose < 0 || firehose >= maxMappingsPerPeer) {
+                    status = STATUS_TOO_MANY;
+                } else if (current != null && currentOffset == newOffset) {
+                    pinned = current; // a repeated request: same answer
+                } else if (oldOffset != -1 && currentOffset != oldOffset) {
+                    status = STATUS_NOT_HELD;
+                } else {
+                    if (current != null) {
+                        // The old bucket (or, if the requester says none, a pin it gave up on after a timeout): the
+                        // requester has no write in flight through it (refcount 0 there).
+                        mine.remove(firehose);
+                        cache.release(current);
                     }
-                }
-                if (status == STATUS_OK) {
-                    FirehoseHandle<LocalRegion> already = mine.get(newOffset);
                     if (requestedBucket != bucketSize) {
                         status = STATUS_BAD_BUCKET_SIZE;
                     } else if (newOffset < 0 || newOffset % bucketSize != 0 || newOffset > exposed.byteSize() - bucketSize) {
                         status = STATUS_OUT_OF_RANGE;
-                    } else if (already != null) {
-                        pinned = already; // a repeated request: same answer
-                    } else if (mine.size() >= maxMappingsPerPeer) {
-                        status = STATUS_TOO_MANY;
                     } else {
                         try {
                             pinned = cache.tryPin(exposed.asSlice(newOffset, bucketSize));
                             if (pinned == null) {
                                 status = STATUS_BUSY;
                             } else {
-                                mine.put(newOffset, pinned);
+                                mine.put(firehose, pinned);
                             }
                         } catch (FirehoseException e) {
                             status = STATUS_FAILED;

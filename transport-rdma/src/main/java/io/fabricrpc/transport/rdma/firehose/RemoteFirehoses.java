@@ -45,14 +45,16 @@ public final class RemoteFirehoses {
     /** A mapping: valid for writes into {@link #region()} from {@link #acquire} until {@link #release}. */
     public static final class Mapping {
         private final PeerHoses owner;
+        private final int index; // its firehose number at the peer
         private long bucket = -1; // the rest guarded by owner.lock
         private int state = FREE;
         private int refs;
         private long lastUse;
         private volatile RemoteRegion region; // volatile: set under the lock, read by the acquirer without it
 
-        Mapping(PeerHoses owner) {
+        Mapping(PeerHoses owner, int index) {
             this.owner = owner;
+            this.index = index;
         }
 
         /** The peer's registration of the bucket (address, rkey, one bucket long). */
@@ -82,7 +84,7 @@ public final class RemoteFirehoses {
             this.bucketSize = RemoteFirehoses.this.bucketSize;
             this.slots = new Mapping[firehosesPerPeer];
             for (int i = 0; i < slots.length; i++) {
-                slots[i] = new Mapping(this);
+                slots[i] = new Mapping(this, i);
             }
         }
     }
@@ -245,7 +247,7 @@ public final class RemoteFirehoses {
         }
         RemoteRegion region = null;
         try {
-            region = move(peer, bucket, oldBucket, deadline);
+            region = move(peer, slot.index, bucket, oldBucket, deadline);
         } finally {
             hoses.lock.lock();
             try {
@@ -345,7 +347,7 @@ public final class RemoteFirehoses {
     }
 
     /** One move round trip, repeated while the peer is busy; returns the new region. */
-    private RemoteRegion move(Link peer, long bucket, long oldBucket, long deadline) {
+    private RemoteRegion move(Link peer, int firehose, long bucket, long oldBucket, long deadline) {
         MemorySegment request = MemorySegment.ofArray(new byte[REQUEST_LENGTH]);
         IdleStrategy idle = new BackoffIdleStrategy(10, 10, 1_000, 1_000_000);
         long old = oldBucket == -1 ? -1 : oldBucket << shift;
@@ -357,6 +359,7 @@ public final class RemoteFirehoses {
             request.set(LONG, REQ_NEW_OFFSET, bucket << shift);
             request.set(LONG, REQ_OLD_OFFSET, old);
             request.set(INT, REQ_BUCKET_SIZE_OFFSET, bucketSize);
+            request.set(INT, REQ_FIREHOSE_OFFSET, firehose);
             try {
                 idle.reset();
                 while (!peer.send(MOVE_REQUEST, request, 0, REQUEST_LENGTH)) {

@@ -1,28 +1,48 @@
 package io.fabricrpc.invocation;
 
+import io.fabricrpc.transport.CounterSlot;
 import io.fabricrpc.transport.LocalRegion;
 
-import java.lang.foreign.ValueLayout;
-import java.lang.invoke.VarHandle;
-
-/** A broadcast's consumption: every worker's word in the root's ack region has reached the broadcast's sequence. */
+/**
+ * A broadcast's consumption: every worker's counter in the root's ack region has reached the broadcast's sequence.
+ *
+ * <pre>
+ * Ack region (the broadcasting thread's memory, RemoteAccess.WRITE), one {@link CounterSlot} per worker thread:
+ *  0                  24                 48               24 x threads
+ *  +------------------+------------------+-- ... --------+
+ *  | worker 0         | worker 1         |                |
+ *  +------------------+------------------+-- ... --------+
+ *  worker i's slot: the sequence of the latest acknowledged broadcast from this thread that worker i has run,
+ *  published by worker i alone after the run
+ * </pre>
+ */
 final class AckTarget implements SyncTarget {
-    private static final VarHandle WORD = ValueLayout.JAVA_LONG.varHandle();
     private final FabricRuntime runtime;
     private final LocalRegion acks;
     private final int threads;
+    private final long[] known;
     private int checkedUpTo;
 
     AckTarget(FabricRuntime runtime, LocalRegion acks, int threads) {
         this.runtime = runtime;
         this.acks = acks;
         this.threads = threads;
+        this.known = new long[threads];
+    }
+
+    static long regionLength(int threads) {
+        return (long) CounterSlot.LENGTH * threads;
+    }
+
+    static long slotOffset(int worker) {
+        return (long) CounterSlot.LENGTH * worker;
     }
 
     @Override
     public boolean reached(long mark) {
         for (int i = checkedUpTo; i < threads; i++) {
-            if ((long) WORD.getAcquire(acks.segment(), 8L * i) < mark) { // written by worker i, ordered after its run
+            known[i] = CounterSlot.read(acks.segment(), slotOffset(i), known[i]); // worker i publishes after its run
+            if (known[i] < mark) {
                 checkedUpTo = i;
                 return false;
             }

@@ -5,6 +5,7 @@ import io.fabricrpc.messaging.RecordHandler;
 import io.fabricrpc.serialization.CallDecoder;
 import io.fabricrpc.serialization.CallRecordDescriptor;
 import io.fabricrpc.serialization.ResultCodec;
+import io.fabricrpc.transport.CounterSlot;
 import io.fabricrpc.transport.Link;
 import io.fabricrpc.transport.LocalRegion;
 import io.fabricrpc.transport.RemoteAccess;
@@ -31,6 +32,11 @@ final class CallReceiver implements RecordHandler {
     /** Send-based calls have their own function ids: they travel apart from the one-sided ones. */
     private final Long2ObjectHashMap<CallDecoder> sendDecoders = new Long2ObjectHashMap<>();
     private final SendQueueReader sendQueueReader = new SendQueueReader();
+    /**
+     * This worker's ack publishers, by owner endpoint, then region id (ids are never reused): one per broadcasting
+     * thread's ack region, as a counter slot has one writer that keeps its sequence.
+     */
+    private final Long2ObjectHashMap<Long2ObjectHashMap<CounterSlot.Writer>> ackWriters = new Long2ObjectHashMap<>();
     private final CallDecoder broadcastDecoder;
     private final ResultCodec results;
     private LocalRegion resultScratch;
@@ -185,10 +191,25 @@ final class CallReceiver implements RecordHandler {
             broadcastDecoder.invoke(record, at, end, argument);
         } finally {
             if (acks != null) {
-                // Single writer of this word; ordered after the run by program order and the link's issue order.
-                runtime.link(root / runtime.threadsPerProcess()).writeLong(acks, 8L * selfGlobal, sequence);
+                // Single writer of this slot; ordered after the run by program order and the link's issue order.
+                ackWriter(root, acks).publish(sequence);
             }
         }
+    }
+
+    private CounterSlot.Writer ackWriter(int root, RemoteRegion acks) {
+        Long2ObjectHashMap<CounterSlot.Writer> byRegion = ackWriters.get(acks.ownerId());
+        if (byRegion == null) {
+            byRegion = new Long2ObjectHashMap<>();
+            ackWriters.put(acks.ownerId(), byRegion);
+        }
+        CounterSlot.Writer writer = byRegion.get(acks.regionId());
+        if (writer == null) {
+            writer = new CounterSlot.Writer(runtime.link(root / runtime.threadsPerProcess()), acks,
+                    AckTarget.slotOffset(selfGlobal));
+            byRegion.put(acks.regionId(), writer);
+        }
+        return writer;
     }
 
     /** Adapts the worker's send queue (Agrona ring over {@code memory}) to decoding in place. */

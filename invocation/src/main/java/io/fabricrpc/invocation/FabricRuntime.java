@@ -23,6 +23,7 @@ import io.fabricrpc.messaging.MessengerConfig;
 import io.fabricrpc.serialization.CallEncoder;
 import io.fabricrpc.serialization.ResultCodec;
 import io.fabricrpc.serialization.SerializationRegistry;
+import io.fabricrpc.transport.CounterSlot;
 import io.fabricrpc.transport.EndpointAddress;
 import io.fabricrpc.transport.Link;
 import io.fabricrpc.transport.LocalRegion;
@@ -824,8 +825,9 @@ public final class FabricRuntime implements Fabric {
         if (ack) {
             flags |= InvocationRecords.BROADCAST_ACK;
             if (context.ackRegion == null) {
-                context.ackRegion = transport.allocate(8L * threadCount(), RemoteAccess.WRITE);
+                context.ackRegion = transport.allocate(AckTarget.regionLength(threadCount()), RemoteAccess.WRITE);
                 context.ackTarget = new AckTarget(this, context.ackRegion, threadCount());
+                context.ownAck = new CounterSlot.Writer(context.ackRegion.segment(), AckTarget.slotOffset(root));
             }
         }
         // A self-contained record (definition included) that every hop forwards unchanged but for the span.
@@ -891,7 +893,7 @@ public final class FabricRuntime implements Fabric {
             }
         } finally {
             if (ack) {
-                ReturnSlots.WORD.setRelease(context.ackRegion.segment(), 8L * root, sequence); // the root's own word
+                context.ownAck.publish(sequence); // the root's own slot, after its run
             }
         }
     }

@@ -30,7 +30,11 @@ final class ReturnSlots implements AutoCloseable {
             this.offset = offset;
         }
 
-        /** True once the result with {@link #sequence} has arrived (acquire pairs with the writer's ordered flag). */
+        /**
+         * True once the result with {@link #sequence} has arrived (acquire pairs with the writer's ordered flag).
+         * Equality, not {@code >=}: a sequence placed byte by byte reads as a mix of old and new bytes, which equals
+         * the new value only once every byte that changed has landed, after the result's earlier write.
+         */
         boolean arrived() {
             return (long) WORD.getAcquire(region.segment(), offset + InvocationRecords.SLOT_SEQUENCE) == sequence;
         }

@@ -50,6 +50,8 @@ final class ThreadContext {
     long broadcasts;
     LocalRegion ackRegion;
     AckTarget ackTarget;
+    /** Publishes this thread's own slot of {@link #ackRegion} when it runs its broadcast as the root. */
+    io.fabricrpc.transport.CounterSlot.Writer ownAck;
 
     ThreadContext(FabricRuntime runtime, long senderId, int threads) {
         this.runtime = runtime;

@@ -26,14 +26,15 @@ import java.lang.invoke.VarHandle;
  *  control = VALID | SEAL_TAG (63), and the length field holds the growth (0..255): how many new chunks the sender
  *  inserted into its ring right after this chunk
  *
- * Notification slot (in the <em>sender's</em> memory, RemoteAccess.WRITE, 16 bytes per messenger):
- *  0                        8                        16
- *  +------------------------+------------------------+
- *  | consumed chunks        | consumed records       |
- *  +------------------------+------------------------+
- *  consumed chunks:  pushed by the receiver with Link.writeLong when (and only when) a chunk is finished
+ * Notification slot (in the <em>sender's</em> memory, RemoteAccess.WRITE, 48 bytes per messenger):
+ *  0                                  24                                 48
+ *  +----------------------------------+----------------------------------+
+ *  | consumed chunks (CounterSlot)    | consumed records (CounterSlot)   |
+ *  +----------------------------------+----------------------------------+
+ *  consumed chunks:  pushed by the receiver when (and only when) a chunk is finished
  *  consumed records: pushed after handling a record tagged TAG_NOTIFY (Seriema's consumed-side Synchronizer)
- *  Each word has a single writer (the destination thread), so plain monotonic writes need no atomics.
+ *  Each counter has a single writer (the destination thread); CounterSlot keeps a reader from ever seeing a
+ *  value torn by a responder that places 8-byte writes byte by byte.
  * </pre>
  *
  * <p><b>Publication.</b> The control byte of a record's header is its flag: the receiver polls the header at its read
@@ -70,11 +71,10 @@ public final class ChunkLayout {
     static final int TAG_MASK = 0x3F;
     static final int SEAL_TAG = 0x3F;
     public static final int NOTIFY_CHUNKS_OFFSET = 0;
-    public static final int NOTIFY_RECORDS_OFFSET = 8;
+    public static final int NOTIFY_RECORDS_OFFSET = io.fabricrpc.transport.CounterSlot.LENGTH;
+    public static final int NOTIFY_LENGTH = 2 * io.fabricrpc.transport.CounterSlot.LENGTH;
     public static final int MIN_CHUNK_SIZE = 4096;
 
-    /** Acquiring loads of the notification slot's words. */
-    static final VarHandle WORD = ValueLayout.JAVA_LONG.varHandle();
     /** Acquiring loads of record headers (4-byte aligned). */
     static final VarHandle HEADER = ValueLayout.JAVA_INT.varHandle();
 

@@ -26,7 +26,7 @@ import java.util.concurrent.locks.LockSupport;
  */
 public final class MessagingNode implements AutoCloseable {
     /** Notification words are spaced a cache line apart so receivers pushing to different messengers do not collide. */
-    private static final int NOTIFY_STRIDE = 64; // holds the 16-byte notification slot
+    private static final int NOTIFY_STRIDE = 64; // holds the notification slot (ChunkLayout.NOTIFY_LENGTH)
     private static final int NOTIFY_SLOTS_PER_REGION = 64;
 
     private final Transport transport;

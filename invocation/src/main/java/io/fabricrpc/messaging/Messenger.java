@@ -1,5 +1,6 @@
 package io.fabricrpc.messaging;
 
+import io.fabricrpc.transport.CounterSlot;
 import io.fabricrpc.transport.Link;
 import io.fabricrpc.transport.LocalRegion;
 import io.fabricrpc.transport.RemoteAccess;
@@ -41,6 +42,7 @@ public final class Messenger implements RecordChannel {
     private long position;
     private long sealed;
     private long knownConsumed;
+    private long knownConsumedRecords;
     private int growthSinceSeal;
     private long lastTicket;
     private long recordsSent;
@@ -124,7 +126,11 @@ public final class Messenger implements RecordChannel {
     /** Records the receiver has handled, as of its latest push (only records tagged TAG_NOTIFY push). */
     @Override
     public long consumedRecords() {
-        return (long) ChunkLayout.WORD.getAcquire(notifyRegion.segment(), notifyOffset + ChunkLayout.NOTIFY_RECORDS_OFFSET);
+        // A racing reader on another thread may store an older sound value: the next read makes up for it.
+        long read = CounterSlot.read(notifyRegion.segment(), notifyOffset + ChunkLayout.NOTIFY_RECORDS_OFFSET,
+                knownConsumedRecords); // pushed by the receiver
+        knownConsumedRecords = read;
+        return read;
     }
 
     /** The completion ticket of the latest write from staging ({@link Link#isComplete}). */
@@ -440,12 +446,11 @@ public final class Messenger implements RecordChannel {
     }
 
     private long consumedChunks() {
-        long pushed = (long) ChunkLayout.WORD.getAcquire(notifyRegion.segment(),
-                notifyOffset + ChunkLayout.NOTIFY_CHUNKS_OFFSET); // pushed by the receiver
-        // An RDMA responder may place the 8 bytes one by one: a torn read is either below the last value or above
-        // anything sealed (the count moves by one, across a byte boundary). Keep the last sound value then.
-        if (pushed < knownConsumed || pushed > sealed) {
-            return knownConsumed;
+        long pushed = CounterSlot.read(notifyRegion.segment(), notifyOffset + ChunkLayout.NOTIFY_CHUNKS_OFFSET,
+                knownConsumed); // pushed by the receiver
+        if (pushed > sealed) {
+            throw new CorruptChunkException("destination thread " + Long.toHexString(destination) + " reports "
+                    + pushed + " chunks consumed of only " + sealed + " sealed by thread " + Long.toHexString(sender));
         }
         knownConsumed = pushed;
         return pushed;

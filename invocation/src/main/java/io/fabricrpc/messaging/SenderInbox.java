@@ -1,5 +1,6 @@
 package io.fabricrpc.messaging;
 
+import io.fabricrpc.transport.CounterSlot;
 import io.fabricrpc.transport.Link;
 import io.fabricrpc.transport.LocalRegion;
 import io.fabricrpc.transport.RemoteRegion;
@@ -18,9 +19,8 @@ import java.util.concurrent.ConcurrentLinkedQueue;
 final class SenderInbox {
     private final long sender;
     private final long destination;
-    private final Link link;
-    private final RemoteRegion notifyRegion;
-    private final long notifyOffset;
+    private final CounterSlot.Writer consumedChunksPush;
+    private final CounterSlot.Writer consumedRecordsPush;
     private final int recordCapacity;
     private final List<LocalRegion> ring = new ArrayList<>();
     /** Chunks allocated for growth, in allocation order; the service thread appends, this thread takes. */
@@ -35,9 +35,9 @@ final class SenderInbox {
                 int chunkSize, List<LocalRegion> initialChunks) {
         this.sender = sender;
         this.destination = destination;
-        this.link = link;
-        this.notifyRegion = notifyRegion;
-        this.notifyOffset = notifyOffset;
+        this.consumedChunksPush = new CounterSlot.Writer(link, notifyRegion, notifyOffset + ChunkLayout.NOTIFY_CHUNKS_OFFSET);
+        this.consumedRecordsPush = new CounterSlot.Writer(link, notifyRegion,
+                notifyOffset + ChunkLayout.NOTIFY_RECORDS_OFFSET);
         this.recordCapacity = ChunkLayout.recordCapacity(chunkSize);
         this.ring.addAll(initialChunks);
     }
@@ -106,8 +106,7 @@ final class SenderInbox {
             consumedRecords++;
             records++;
             if ((tag & ChunkLayout.TAG_NOTIFY) != 0) {
-                // Single writer (this thread): the sender's Synchronizer loads it with acquire.
-                link.writeLong(notifyRegion, notifyOffset + ChunkLayout.NOTIFY_RECORDS_OFFSET, consumedRecords);
+                consumedRecordsPush.publish(consumedRecords); // ordered after the handler's writes (link order)
             }
         }
         return records;
@@ -122,7 +121,7 @@ final class SenderInbox {
         chunk.asSlice(ChunkLayout.DATA_OFFSET, consumedBytes + ChunkLayout.SEAL_LENGTH).fill((byte) 0);
         consumedChunks++;
         // Ordered after the zeroing (the transport's writes are releases): only now may the sender write here again.
-        link.writeLong(notifyRegion, notifyOffset + ChunkLayout.NOTIFY_CHUNKS_OFFSET, consumedChunks); // only when a chunk is finished (Seriema)
+        consumedChunksPush.publish(consumedChunks); // only when a chunk is finished (Seriema)
         for (int i = 1; i <= growth; i++) {
             ring.add(current + i, grown.poll());
         }

@@ -27,9 +27,12 @@ public interface Link {
     long write(LocalRegion src, long srcOffset, RemoteRegion dst, long dstOffset, long length);
 
     /**
-     * One-sided, single-copy-atomic write of an 8-byte value at an 8-byte-aligned {@code dstOffset}, ordered
-     * after every earlier write of the calling thread on this link. The flag of a mailbox or ring is published
-     * this way; the peer reads it with an acquiring load. Needs no source region.
+     * One-sided write of an 8-byte value at an 8-byte-aligned {@code dstOffset}, ordered after every earlier write of
+     * the calling thread on this link; the peer reads it with an acquiring load. Needs no source region. <b>Not
+     * tear-free:</b> an RDMA responder may place the 8 bytes one by one (Soft-RoCE does), so while it lands a reader
+     * may see old and new bytes mixed. A reader may therefore only wait for an exact new value (a mix equals it only
+     * once every changed byte has landed), as the mailbox's inbox bit and the return slot's sequence do; a monotonic
+     * counter read with {@code >=} must be published through a {@link CounterSlot} instead.
      */
     long writeLong(RemoteRegion dst, long dstOffset, long value);
 
@@ -62,6 +65,32 @@ public interface Link {
             write(src, srcOffset + 1, dst, dstOffset + 1, length - 1);
         }
         return write(src, srcOffset, dst, dstOffset, 1); // issue order: the first byte lands last
+    }
+
+    /**
+     * {@link #writePublished} of at most {@link #MAX_INLINE_LENGTH} bytes taken from {@code src} during the call
+     * (RDMA's inline send): {@code src} may be any memory, heap included, and may be changed as soon as this returns.
+     * Small control words are published this way ({@link CounterSlot}) with no registered source of their own.
+     *
+     * @return the ticket of the first byte's write
+     * @throws TransportException as {@link #writePublished}, or if {@code length > MAX_INLINE_LENGTH}
+     */
+    long writePublishedInline(MemorySegment src, long srcOffset, RemoteRegion dst, long dstOffset, int length);
+
+    /** The largest {@link #writePublishedInline}. */
+    int MAX_INLINE_LENGTH = 32;
+
+    /**
+     * The argument check every {@link #writePublishedInline} makes, besides {@link #checkPublishable}.
+     *
+     * @throws TransportException if {@code length > MAX_INLINE_LENGTH}
+     */
+    static void checkInline(RemoteRegion dst, long dstOffset, int length) {
+        checkPublishable(dst, dstOffset, length);
+        if (length > MAX_INLINE_LENGTH) {
+            throw new TransportException("writePublishedInline takes at most " + MAX_INLINE_LENGTH + " bytes, got "
+                    + length + " for offset " + dstOffset + " of " + dst);
+        }
     }
 
     /**

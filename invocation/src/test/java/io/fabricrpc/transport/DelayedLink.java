@@ -54,6 +54,14 @@ public final class DelayedLink implements Link {
     }
 
     @Override
+    public long writePublishedInline(MemorySegment src, long srcOffset, RemoteRegion dst, long dstOffset, int length) {
+        Link.checkInline(dst, dstOffset, length);
+        MemorySegment copy = MemorySegment.ofArray(src.asSlice(srcOffset, length).toArray(java.lang.foreign.ValueLayout.JAVA_BYTE));
+        pending.addLast(() -> link.writePublishedInline(copy, 0, dst, dstOffset, length));
+        return 1;
+    }
+
+    @Override
     public long read(RemoteRegion src, long srcOffset, LocalRegion dst, long dstOffset, long length) {
         return link.read(src, srcOffset, dst, dstOffset, length);
     }

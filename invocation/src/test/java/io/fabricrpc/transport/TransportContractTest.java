@@ -150,6 +150,74 @@ public abstract class TransportContractTest {
     }
 
     @Test
+    void writePublishedInlineTakesTheSourceBytesDuringTheCall() {
+        try (LocalRegion target = b.allocate(4096, RemoteAccess.WRITE)) {
+            Link link = a.connect(b.address());
+            MemorySegment heap = MemorySegment.ofArray(new byte[Link.MAX_INLINE_LENGTH]);
+            for (int round = 1; round <= 200; round++) {
+                for (int i = 0; i < Link.MAX_INLINE_LENGTH; i++) {
+                    heap.set(ValueLayout.JAVA_BYTE, i, (byte) (round + i));
+                }
+                long ticket = link.writePublishedInline(heap, 0, target.remote(), 64L * (round % 32),
+                        Link.MAX_INLINE_LENGTH);
+                heap.fill((byte) 0); // the call took the bytes: this must not reach the peer
+                link.awaitCompletion(ticket);
+                MemorySegment landed = target.segment().asSlice(64L * (round % 32), Link.MAX_INLINE_LENGTH);
+                for (int i = 0; i < Link.MAX_INLINE_LENGTH; i++) {
+                    assertEquals((byte) (round + i), landed.get(ValueLayout.JAVA_BYTE, i), "round " + round + " byte " + i);
+                }
+            }
+            TransportException tooLong = assertThrows(TransportException.class,
+                    () -> link.writePublishedInline(heap, 0, target.remote(), 0, Link.MAX_INLINE_LENGTH + 1));
+            assertTrue(tooLong.getMessage().contains(String.valueOf(Link.MAX_INLINE_LENGTH + 1)), tooLong.getMessage());
+        }
+    }
+
+    /**
+     * A counter pushed as fast as the link goes while the peer reads it: every value read is one that was published
+     * (all are multiples of a constant with every byte non-zero, which a mix of two would almost never be), none
+     * exceeds the latest publication, and reads never go back.
+     */
+    @Test
+    void counterSlotReadsAreNeverTornAheadOrBackwards() throws Exception {
+        long step = 0x0000_0101_0101_0101L;
+        int publications = 50_000;
+        try (LocalRegion target = b.allocate(4096, RemoteAccess.WRITE)) {
+            Link link = a.connect(b.address());
+            CounterSlot.Writer writer = new CounterSlot.Writer(link, target.remote(), 64);
+            java.util.concurrent.atomic.AtomicLong started = new java.util.concurrent.atomic.AtomicLong();
+            AtomicReference<String> error = new AtomicReference<>();
+            java.util.concurrent.atomic.AtomicLong reads = new java.util.concurrent.atomic.AtomicLong();
+            Thread reader = Thread.ofPlatform().start(() -> {
+                long known = 0;
+                while (known < publications * step && error.get() == null) {
+                    long value = CounterSlot.read(target.segment(), 64, known);
+                    long bound = started.get() * step; // read after the slot: no publication beyond it had begun
+                    if (value % step != 0 || value > bound || value < known) {
+                        error.compareAndSet(null, "read 0x" + Long.toHexString(value) + " after 0x"
+                                + Long.toHexString(known) + " with 0x" + Long.toHexString(bound) + " published");
+                    }
+                    known = value;
+                    reads.incrementAndGet();
+                }
+            });
+            long ticket = 0;
+            for (long k = 1; k <= publications && error.get() == null; k++) {
+                started.set(k);
+                ticket = writer.publish(k * step);
+                if ((k & 63) == 0) {
+                    link.awaitCompletion(ticket); // keep within the send queue without waiting for every write
+                }
+            }
+            link.awaitCompletion(ticket);
+            reader.join(60_000);
+            assertFalse(reader.isAlive(), "reader never saw the last publication");
+            assertEquals(null, error.get());
+            assertTrue(reads.get() > 0);
+        }
+    }
+
+    @Test
     void readReturnsTheRemoteBytes() {
         try (LocalRegion exposed = b.allocate(256, RemoteAccess.READ);
              LocalRegion local = a.allocate(256, RemoteAccess.NONE)) {

@@ -105,6 +105,17 @@ final class ShmLink implements Link {
     }
 
     @Override
+    public long writePublishedInline(MemorySegment src, long srcOffset, RemoteRegion dst, long dstOffset, int length) {
+        Link.checkInline(dst, dstOffset, length);
+        MemorySegment target = target(dst, "writePublishedInline", dstOffset, length, true);
+        VarHandle.releaseFence(); // earlier stores of this thread become visible before these bytes
+        MemorySegment.copy(src, srcOffset + 1, target, dstOffset + 1, length - 1);
+        // release: the first byte after the rest
+        SegmentHeaderDescriptor.BYTE.setRelease(target, dstOffset, src.get(ValueLayout.JAVA_BYTE, srcOffset));
+        return COMPLETE;
+    }
+
+    @Override
     public long writeAndFlag(LocalRegion src, long srcOffset, RemoteRegion dst, long dstOffset, long length,
                              long flagOffset, long flagValue) {
         if ((flagOffset & 7) != 0) {

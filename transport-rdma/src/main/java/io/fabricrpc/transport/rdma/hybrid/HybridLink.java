@@ -69,6 +69,17 @@ final class HybridLink implements Link {
     }
 
     @Override
+    public long writePublished(LocalRegion src, long srcOffset, RemoteRegion dst, long dstOffset, long length) {
+        return inner.writePublished(local(src, "writePublished"), srcOffset, innerRegion(dst, "writePublished"),
+                dstOffset, length);
+    }
+
+    @Override
+    public long writePublishedInline(MemorySegment src, long srcOffset, RemoteRegion dst, long dstOffset, int length) {
+        return inner.writePublishedInline(src, srcOffset, innerRegion(dst, "writePublishedInline"), dstOffset, length);
+    }
+
+    @Override
     public long writeAndFlag(LocalRegion src, long srcOffset, RemoteRegion dst, long dstOffset, long length,
                              long flagOffset, long flagValue) {
         return inner.writeAndFlag(local(src, "writeAndFlag"), srcOffset, innerRegion(dst, "writeAndFlag"), dstOffset,

@@ -20,9 +20,11 @@ import java.lang.invoke.VarHandle;
  *
  * Data block (own MR: LOCAL_WRITE only):
  *  +---------------------------+------------------------------------+------------------------------------+
- *  | scratch: sqDepth x 8      | receive slots: recvDepth x slot    | send slots: sqDepth x slot         |
+ *  | scratch: sqDepth x 32     | receive slots: recvDepth x slot    | send slots: sqDepth x slot         |
  *  +---------------------------+------------------------------------+------------------------------------+
- *  scratch:  source of writeLong; slot = WR number mod sqDepth, free again once that WR is out of the SQ window
+ *  scratch:  source of writeLong, writeAndFlag's flag and writePublishedInline (up to Link.MAX_INLINE_LENGTH bytes);
+ *            slot = WR number mod sqDepth (a pair uses its second WR's slot), free again once that WR is out of
+ *            the SQ window
  *  slot:     see {@link #SLOT_TYPE_OFFSET}: | type (int) | reserved (int) | payload (maxMessageSize) |
  * </pre>
  */
@@ -64,20 +66,23 @@ final class LinkMemoryDescriptor {
         return SLOT_PAYLOAD_OFFSET + maxMessageSize;
     }
 
+    /** Bytes of one scratch slot: {@link io.fabricrpc.transport.Link#MAX_INLINE_LENGTH}. */
+    static final int SCRATCH_STRIDE = io.fabricrpc.transport.Link.MAX_INLINE_LENGTH;
+
     static long scratchOffset(long ticket, int sqDepth) {
-        return 8L * (ticket % sqDepth);
+        return (long) SCRATCH_STRIDE * (ticket % sqDepth);
     }
 
     static long receiveSlotOffset(int slot, int sqDepth, int slotSize) {
-        return 8L * sqDepth + (long) slot * slotSize;
+        return (long) SCRATCH_STRIDE * sqDepth + (long) slot * slotSize;
     }
 
     static long sendSlotOffset(long ticket, int sqDepth, int recvDepth, int slotSize) {
-        return 8L * sqDepth + (long) recvDepth * slotSize + (ticket % sqDepth) * slotSize;
+        return (long) SCRATCH_STRIDE * sqDepth + (long) recvDepth * slotSize + (ticket % sqDepth) * slotSize;
     }
 
     static long dataLength(int sqDepth, int recvDepth, int slotSize) {
-        return 8L * sqDepth + (long) (recvDepth + sqDepth) * slotSize;
+        return (long) SCRATCH_STRIDE * sqDepth + (long) (recvDepth + sqDepth) * slotSize;
     }
 
     /** Publishes the consumed count (release: the reposted receive buffers are posted before peers can see it). */

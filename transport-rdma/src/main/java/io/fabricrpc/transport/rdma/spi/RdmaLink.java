@@ -428,6 +428,33 @@ final class RdmaLink implements Link {
     }
 
     @Override
+    public long writePublishedInline(MemorySegment src, long srcOffset, RemoteRegion dst, long dstOffset, int length) {
+        Link.checkInline(dst, dstOffset, length);
+        checkRemote(dst, "writePublishedInline", dstOffset, length, true);
+        long ticket;
+        qpLock.lock();
+        try {
+            checkAlive();
+            ticket = reserve(length == 1 ? 1 : 2);
+            long scratch = scratchOffset(ticket, sqDepth);
+            // Plain copy: the post below is a native call that the HCA (or rxe) reads the scratch bytes after.
+            MemorySegment.copy(src, srcOffset, data, scratch, length);
+            long from = data.address() + scratch;
+            if (length == 1) {
+                postSend(writeCall, writeWr, ticket, loopback, from, 1, dataMr.getLkey(), dst.address() + dstOffset,
+                        dst.key(), "RDMA_WRITE (writePublishedInline)");
+            } else {
+                // As writePublished: the rest, then the first byte as its own later 1-byte WRITE.
+                postPair(ticket, from + 1, length - 1, dataMr.getLkey(), dst.address() + dstOffset + 1, from, 1,
+                        dataMr.getLkey(), dst.address() + dstOffset, dst.key(), "RDMA_WRITE pair (writePublishedInline)");
+            }
+        } finally {
+            qpLock.unlock();
+        }
+        return synchronousIfLoopback(ticket, "RDMA_WRITE pair (writePublishedInline)");
+    }
+
+    @Override
     public long read(RemoteRegion src, long srcOffset, LocalRegion dst, long dstOffset, long length) {
         checkRemote(src, "read", srcOffset, length, false);
         RdmaLocalRegion target = local(dst, "read", dstOffset, length);

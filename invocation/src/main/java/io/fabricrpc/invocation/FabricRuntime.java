@@ -38,6 +38,7 @@ import org.agrona.concurrent.ringbuffer.OneToOneRingBuffer;
 import org.agrona.concurrent.ringbuffer.RingBufferDescriptor;
 
 import java.io.Serializable;
+import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
 import java.nio.ByteBuffer;
@@ -566,7 +567,9 @@ public final class FabricRuntime implements Fabric {
             context.sendEncoders[global] = encoder;
         }
         if (context.sendStaging == null) {
-            context.sendStaging = MemorySegment.ofArray(new byte[transport.maxMessageSize()]);
+            // Native, as every other segment calls are encoded into: a heap one would make the JIT's profile of the
+            // shared capture writers polymorphic, and every call path would take the slow segment access.
+            context.sendStaging = Arena.ofAuto().allocate(transport.maxMessageSize(), Long.BYTES);
         }
         MemorySegment staging = context.sendStaging;
         int length = encoder.encode(function, staging, SEND_HEADER, staging.byteSize());
@@ -831,7 +834,7 @@ public final class FabricRuntime implements Fabric {
             }
         }
         // A self-contained record (definition included) that every hop forwards unchanged but for the span.
-        MemorySegment record = MemorySegment.ofArray(new byte[config.messenger().chunkSize()]);
+        MemorySegment record = Arena.ofAuto().allocate(config.messenger().chunkSize(), Long.BYTES); // native: see sendBased
         long at = InvocationRecords.BROADCAST_HEADER;
         record.set(ValueLayout.JAVA_INT_UNALIGNED, InvocationRecords.BROADCAST_ROOT, root);
         record.set(ValueLayout.JAVA_INT_UNALIGNED, InvocationRecords.BROADCAST_FLAGS, flags);

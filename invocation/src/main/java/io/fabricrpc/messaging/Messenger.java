@@ -7,6 +7,7 @@ import io.fabricrpc.transport.RemoteAccess;
 import io.fabricrpc.transport.RemoteRegion;
 import org.agrona.concurrent.IdleStrategy;
 
+import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
 import java.util.Arrays;
@@ -546,9 +547,10 @@ public final class Messenger implements RecordChannel {
         }
         long live = queueTail - queueHead;
         long needed = live + extra;
+        // Native, as the chunks: calls are encoded into it, and a heap segment would make the shared capture
+        // writers' profile polymorphic, slowing every call path.
         MemorySegment larger = queue.byteSize() >= needed && queueHead > 0 ? queue
-                : MemorySegment.ofArray(new byte[(int) Math.min(Integer.MAX_VALUE - 8,
-                        Math.max(needed, 2 * queue.byteSize()))]);
+                : Arena.ofAuto().allocate(Math.max(needed, 2 * queue.byteSize()), Long.BYTES);
         MemorySegment.copy(queue, queueHead, larger, 0, live);
         queue = larger;
         queueHead = 0;

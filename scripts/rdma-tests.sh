@@ -5,8 +5,9 @@
 #   scripts/rdma-tests.sh [--native|--guest] [JUnit console selector...]
 #     default selector: --select-package io.fabricrpc.transport.rdma --exclude-tag multi-jvm
 #     e.g. scripts/rdma-tests.sh --select-class io.fabricrpc.transport.rdma.verbs.VerbsApiTest
-#     The cross-process suites (tag multi-jvm: child JVMs start slowly under TCG, ~10 min in the guest):
+#     The cross-process suites (tag multi-jvm: child JVMs start slowly under TCG, ~10 min in the guest) alone:
 #       FABRICRPC_SOFTROCE_TIMEOUT=1800 scripts/rdma-tests.sh --select-package io.fabricrpc.transport.rdma --include-tag multi-jvm
+#     scripts/test.sh (the README's test command) runs both: --select-package io.fabricrpc.transport.rdma
 #
 # Prerequisite: `mvn install` (or `mvn verify`) has built transport-rdma on the host (classes, test classes,
 # target/rdma-test-classpath.txt, target/rdma-test-launcher/). Nothing is compiled here or in the guest.

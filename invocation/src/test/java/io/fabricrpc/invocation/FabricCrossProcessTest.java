@@ -27,10 +27,14 @@ public abstract class FabricCrossProcessTest {
                 .jvmArgs(jvm.toArray(String[]::new)).args(args).start();
     }
 
-    /** Three processes unless {@code fabricrpc.fabric.crossprocess.processes} says otherwise (an emulated machine). */
+    /** Processes of the stress run: three unless {@code fabricrpc.fabric.crossprocess.processes} says otherwise. */
+    protected int stressProcesses() {
+        return Integer.getInteger("fabricrpc.fabric.crossprocess.processes", 3);
+    }
+
     @Test
     void callsBetweenProcessesAreExactlyOnceAndInOrder() {
-        int processes = Integer.getInteger("fabricrpc.fabric.crossprocess.processes", 3);
+        int processes = stressProcesses();
         int threads = 2;
         int workers = processes * threads;
         long perPair = Long.getLong("fabricrpc.fabric.crossprocess.perPair", 280_000L); // 36 pairs: 10^7 calls

@@ -42,7 +42,28 @@ public final class FabricScenarioMain {
         return 0;
     }
 
+    /** {@code -Dfabricrpc.test.perRank.KEY=v0,v1,...} sets {@code KEY} to this rank's value (e.g. a host id per rank). */
+    static final String PER_RANK_PREFIX = "fabricrpc.test.perRank.";
+
+    private static void applyPerRankProperties() {
+        String rankText = System.getenv(JobConfig.ENV_RANK);
+        if (rankText == null) {
+            return;
+        }
+        int rank = Integer.parseInt(rankText);
+        for (String name : System.getProperties().stringPropertyNames()) {
+            if (name.startsWith(PER_RANK_PREFIX)) {
+                String[] values = System.getProperty(name).split(",");
+                if (rank >= values.length) {
+                    throw new IllegalArgumentException(name + " has " + values.length + " values, none for rank " + rank);
+                }
+                System.setProperty(name.substring(PER_RANK_PREFIX.length()), values[rank].trim());
+            }
+        }
+    }
+
     public static void main(String[] args) throws Exception {
+        applyPerRankProperties();
         // Small buffers for killed-peer, so that a sender fills them (and blocks) after a few hundred calls.
         MessengerConfig messenger = args[0].equals("killed-peer") ? MessengerConfig.defaults().withChunks(4096, 1, 2)
                 : MessengerConfig.defaults();

@@ -16,8 +16,8 @@ import java.util.Map;
  * (TCG) and rxe does the NIC's work in software. The suites read these properties when a test starts, so test
  * classes hold {@link #INSTANCE} in a static field: the class initialization sets them before any test runs.
  */
-final class RdmaFixture implements TransportFixture {
-    static final RdmaFixture INSTANCE = new RdmaFixture();
+public final class RdmaFixture implements TransportFixture {
+    public static final RdmaFixture INSTANCE = new RdmaFixture();
 
     static {
         setIfAbsent("fabricrpc.messenger.records", "2000");

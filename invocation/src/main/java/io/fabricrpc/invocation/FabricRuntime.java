@@ -834,7 +834,13 @@ public final class FabricRuntime implements Fabric {
             }
         }
         // A self-contained record (definition included) that every hop forwards unchanged but for the span.
-        MemorySegment record = Arena.ofAuto().allocate(config.messenger().chunkSize(), Long.BYTES); // native: see sendBased
+        // One native buffer per thread (see sendBased): a record is sent (copied) before broadcast returns, so a
+        // broadcast from inside the local run may reuse it.
+        if (context.broadcastRecord == null) {
+            context.broadcastRecord = Arena.ofAuto().allocate(config.messenger().chunkSize(), Long.BYTES);
+            context.broadcastEncoder = new CallEncoder(registry, "broadcast");
+        }
+        MemorySegment record = context.broadcastRecord;
         long at = InvocationRecords.BROADCAST_HEADER;
         record.set(ValueLayout.JAVA_INT_UNALIGNED, InvocationRecords.BROADCAST_ROOT, root);
         record.set(ValueLayout.JAVA_INT_UNALIGNED, InvocationRecords.BROADCAST_FLAGS, flags);
@@ -857,7 +863,8 @@ public final class FabricRuntime implements Fabric {
             at += 16 + 8L * size;
         }
         long room = record.byteSize() - at - (inline != null ? inline.byteSize() : 0);
-        int encoded = new CallEncoder(registry, "broadcast").encode(function, record, at, at + room);
+        context.broadcastEncoder.reset(); // every hop decodes the record on its own: it carries its definition
+        int encoded = context.broadcastEncoder.encode(function, record, at, at + room);
         if (encoded < 0) {
             throw new MessagingException("broadcast record does not fit a " + record.byteSize() + "-byte chunk");
         }

@@ -30,6 +30,9 @@ final class ThreadContext {
     final Messenger[] messengers;
     final CallEncoder[] sendEncoders;
     MemorySegment sendStaging;
+    /** Where this thread builds its broadcast records, and their encoder (reset for each record). */
+    MemorySegment broadcastRecord;
+    io.fabricrpc.serialization.CallEncoder broadcastEncoder;
     /**
      * One record writer per nesting level: a send that waits for room runs incoming calls (to avoid deadlock),
      * and those may send too; each level keeps its own half-prepared record.

@@ -95,23 +95,22 @@ final class ShmLink implements Link {
     @Override
     public long writePublished(LocalRegion src, long srcOffset, RemoteRegion dst, long dstOffset, long length) {
         Link.checkPublishable(dst, dstOffset, length);
-        MemorySegment target = target(dst, "writePublished", dstOffset, length, true);
-        MemorySegment source = src.segment();
-        VarHandle.releaseFence(); // earlier stores of this thread become visible before these bytes
-        MemorySegment.copy(source, srcOffset + 1, target, dstOffset + 1, length - 1);
-        // release: the first byte after the rest
-        SegmentHeaderDescriptor.BYTE.setRelease(target, dstOffset, source.get(ValueLayout.JAVA_BYTE, srcOffset));
-        return COMPLETE;
+        return publish(src.segment(), srcOffset, target(dst, "writePublished", dstOffset, length, true), dstOffset,
+                length);
     }
 
     @Override
     public long writePublishedInline(MemorySegment src, long srcOffset, RemoteRegion dst, long dstOffset, int length) {
         Link.checkInline(dst, dstOffset, length);
-        MemorySegment target = target(dst, "writePublishedInline", dstOffset, length, true);
+        return publish(src, srcOffset, target(dst, "writePublishedInline", dstOffset, length, true), dstOffset, length);
+    }
+
+    /** The copy is synchronous, so an inline source needs nothing more than a region's. */
+    private static long publish(MemorySegment source, long srcOffset, MemorySegment target, long dstOffset, long length) {
         VarHandle.releaseFence(); // earlier stores of this thread become visible before these bytes
-        MemorySegment.copy(src, srcOffset + 1, target, dstOffset + 1, length - 1);
+        MemorySegment.copy(source, srcOffset + 1, target, dstOffset + 1, length - 1);
         // release: the first byte after the rest
-        SegmentHeaderDescriptor.BYTE.setRelease(target, dstOffset, src.get(ValueLayout.JAVA_BYTE, srcOffset));
+        SegmentHeaderDescriptor.BYTE.setRelease(target, dstOffset, source.get(ValueLayout.JAVA_BYTE, srcOffset));
         return COMPLETE;
     }
 

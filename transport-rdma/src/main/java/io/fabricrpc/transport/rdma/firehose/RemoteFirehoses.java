@@ -153,30 +153,27 @@ public final class RemoteFirehoses {
      * @throws FirehoseException if a mapping cannot be obtained in time or the peer refuses it
      */
     public void put(Link peer, FirehoseHandle<LocalRegion> src, long srcOffset, long remoteOffset, long length) {
-        long done = 0;
-        while (done < length) {
-            long at = remoteOffset + done;
-            long chunk = Math.min(length - done, bucketSize - (at & (bucketSize - 1)));
-            Mapping m = acquire(peer, at, chunk);
-            try {
-                long ticket = RdmaFirehose.write(peer, src, srcOffset + done, m.region(), at - m.bucketOffset(), chunk);
-                peer.awaitCompletion(ticket); // the mapping may move once no write through it is in flight
-            } finally {
-                release(m);
-            }
-            done += chunk;
-        }
+        put(peer, src, null, srcOffset, remoteOffset, length);
     }
 
     /** {@link #put} from a registered region. */
     public void put(Link peer, LocalRegion src, long srcOffset, long remoteOffset, long length) {
+        put(peer, null, src, srcOffset, remoteOffset, length);
+    }
+
+    /** From {@code pinned} if not null, else from {@code region}. */
+    private void put(Link peer, FirehoseHandle<LocalRegion> pinned, LocalRegion region, long srcOffset,
+                     long remoteOffset, long length) {
         long done = 0;
         while (done < length) {
             long at = remoteOffset + done;
             long chunk = Math.min(length - done, bucketSize - (at & (bucketSize - 1)));
             Mapping m = acquire(peer, at, chunk);
             try {
-                peer.awaitCompletion(peer.write(src, srcOffset + done, m.region(), at - m.bucketOffset(), chunk));
+                long to = at - m.bucketOffset();
+                long ticket = pinned != null ? RdmaFirehose.write(peer, pinned, srcOffset + done, m.region(), to, chunk)
+                        : peer.write(region, srcOffset + done, m.region(), to, chunk);
+                peer.awaitCompletion(ticket); // the mapping may move once no write through it is in flight
             } finally {
                 release(m);
             }

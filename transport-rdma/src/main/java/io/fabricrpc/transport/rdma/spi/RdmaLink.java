@@ -451,7 +451,7 @@ final class RdmaLink implements Link {
         } finally {
             qpLock.unlock();
         }
-        return synchronousIfLoopback(ticket, "RDMA_WRITE pair (writePublishedInline)");
+        return synchronousIfLoopback(ticket, "RDMA_WRITE (writePublishedInline)");
     }
 
     @Override

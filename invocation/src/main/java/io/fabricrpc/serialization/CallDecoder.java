@@ -1,6 +1,7 @@
 package io.fabricrpc.serialization;
 
 import java.lang.foreign.MemorySegment;
+import java.lang.foreign.ValueLayout;
 import java.lang.reflect.UndeclaredThrowableException;
 import java.util.Arrays;
 import java.util.Objects;
@@ -39,6 +40,17 @@ public final class CallDecoder {
     private String[] refusals = new String[0];
     private Object[] objects = new Object[4];
     private Object lastResult;
+    /*
+     * The last primitives-only function this decoder invoked, by the first four bytes of its records: the tag and
+     * body-length varints (a constant prefix for such a function, at most 4 bytes), masked, then whatever follows.
+     * A record whose masked first word equals it is a call of that function with the same length, so the varint
+     * parsing and checks of the general path are already done. A monomorphic cache, as the encoder's.
+     */
+    private ReceiverFunction fastFunction;
+    private int fastPrefix;
+    private int fastMask;
+    private int fastPrefixSize;
+    private int fastLength;
 
     /** A decoder whose thread has no context object ({@link io.fabricrpc.api.RemoteContextConsumer} gets null). */
     public CallDecoder(SerializationRegistry registry, String link) {
@@ -76,6 +88,16 @@ public final class CallDecoder {
     public long invoke(MemorySegment segment, long offset, long limit, Object argument) {
         CallEncoder.checkRange(segment, offset, limit);
         lastResult = null;
+        ReceiverFunction fast = fastFunction;
+        if (fast != null && limit - offset >= Math.max(Integer.BYTES, fastLength)
+                && (segment.get(ValueLayout.JAVA_INT_UNALIGNED, offset) & fastMask) == fastPrefix) {
+            invokeFunction(fast, segment, offset + fastPrefixSize, argument);
+            return offset + fastLength;
+        }
+        return invokeGeneral(segment, offset, limit, argument);
+    }
+
+    private long invokeGeneral(MemorySegment segment, long offset, long limit, Object argument) {
         long tagPacked = CallRecordDescriptor.readVarInt(segment, offset, limit);
         if (tagPacked < 0) {
             throw new CallDecodingException("link " + link + ": malformed call record tag", offset, limit, -1);
@@ -108,7 +130,14 @@ public final class CallDecoder {
         }
         if (function.objectCount > 0) {
             readObjects(function, segment, objectsAt, recordEnd, offset, limit);
+        } else if (position - offset <= Integer.BYTES) {
+            rememberFast(function, segment, offset, (int) (position - offset), recordEnd - offset);
         }
+        invokeFunction(function, segment, position, argument);
+        return recordEnd;
+    }
+
+    private void invokeFunction(ReceiverFunction function, MemorySegment segment, long position, Object argument) {
         try {
             Object passed = function.takesContext ? context : argument;
             lastResult = function.invoker.invoke(segment, position, objects, passed);
@@ -121,7 +150,28 @@ public final class CallDecoder {
                 Arrays.fill(objects, 0, function.objectCount, null);
             }
         }
-        return recordEnd;
+    }
+
+    /** Takes the prefix of the record at {@code offset}, a call of a primitives-only function, as the cached one. */
+    private void rememberFast(ReceiverFunction function, MemorySegment segment, long offset, int prefixSize,
+                              long length) {
+        if (length > Integer.MAX_VALUE) {
+            return;
+        }
+        int bits = prefixSize << 3;
+        int mask = ValueLayout.JAVA_INT_UNALIGNED.order() == java.nio.ByteOrder.LITTLE_ENDIAN
+                ? (int) ((1L << bits) - 1) // the prefix is the low bytes of the int read
+                : (int) (0xFFFF_FFFFL << (32 - bits)); // or its high bytes
+        long room = segment.byteSize() - offset;
+        if (room < Integer.BYTES) {
+            fastFunction = null;
+            return;
+        }
+        fastPrefix = segment.get(ValueLayout.JAVA_INT_UNALIGNED, offset) & mask;
+        fastMask = mask;
+        fastPrefixSize = prefixSize;
+        fastLength = (int) length;
+        fastFunction = function;
     }
 
     /**
@@ -136,6 +186,7 @@ public final class CallDecoder {
     public void reset() {
         Arrays.fill(functions, null);
         Arrays.fill(refusals, null);
+        fastFunction = null;
     }
 
     /** Link name given at construction. */
@@ -144,6 +195,7 @@ public final class CallDecoder {
     }
 
     private long define(int id, MemorySegment segment, long offset, long position, long recordEnd, long limit) {
+        fastFunction = null; // the id may be redefined: never take its old function by the cached prefix
         FunctionDefinition definition;
         try {
             definition = FunctionDefinition.read(segment, position, recordEnd, definitionEnd);

@@ -37,6 +37,16 @@ public final class CallEncoder {
     private int[] idPlusOneByIndex = NO_IDS;
     private int nextId;
     private Object[] objects = new Object[4];
+    /*
+     * The last function class this encoder wrote as a primitives-only call with an id: its record is a constant
+     * prefix (tag and body-length varints) followed by the raw captures, so a repeat call of it skips the class
+     * lookup and the size computations. A per-encoder monomorphic cache, as senders mostly repeat one function.
+     */
+    private Class<?> fastType;
+    private SenderFunction fastSender;
+    private long fastPrefix; // prefix bytes, first byte lowest
+    private int fastPrefixSize;
+    private int fastLength;
 
     /**
      * Creates the encoder of one link and direction, with its own Kryo instance.
@@ -69,6 +79,20 @@ public final class CallEncoder {
     public int encode(Serializable function, MemorySegment segment, long offset, long limit) {
         Objects.requireNonNull(function, "function");
         checkRange(segment, offset, limit);
+        if (function.getClass() == fastType) {
+            if (fastLength > limit - offset) {
+                return DOES_NOT_FIT;
+            }
+            for (int i = 0; i < fastPrefixSize; i++) {
+                segment.set(CallRecordDescriptor.BYTE, offset + i, (byte) (fastPrefix >>> (i << 3)));
+            }
+            fastSender.primitiveWriter.write(function, segment, offset + fastPrefixSize);
+            return fastLength;
+        }
+        return encodeGeneral(function, segment, offset, limit);
+    }
+
+    private int encodeGeneral(Serializable function, MemorySegment segment, long offset, long limit) {
         // Every caller encodes into native memory: one heap segment makes the shared capture writers' segment
         // access polymorphic, and all call paths of the process take the slow path (a 3x loss, measured).
         assert segment.isNative() : "calls are encoded into native segments only, got " + segment;
@@ -134,6 +158,8 @@ public final class CallEncoder {
             CallRecordDescriptor.writeVarInt(segment, offset + tagSize, (int) bodyLength);
             if (define) {
                 commitId(index, id);
+            } else if (objectCount == 0 && tagSize + lengthSize <= Long.BYTES) {
+                rememberFast(function.getClass(), sender, segment, offset, tagSize + lengthSize, position - offset);
             }
             return (int) (position - offset);
         } catch (RuntimeException | Error e) {
@@ -152,6 +178,21 @@ public final class CallEncoder {
     public void reset() {
         Arrays.fill(idPlusOneByIndex, 0);
         nextId = 0;
+        fastType = null;
+    }
+
+    /** Takes the prefix just written at {@code offset} as the constant prefix of every later call of {@code type}. */
+    private void rememberFast(Class<?> type, SenderFunction sender, MemorySegment segment, long offset, int prefixSize,
+                              long length) {
+        long prefix = 0;
+        for (int i = 0; i < prefixSize; i++) {
+            prefix |= (segment.get(CallRecordDescriptor.BYTE, offset + i) & 0xFFL) << (i << 3);
+        }
+        fastPrefix = prefix;
+        fastPrefixSize = prefixSize;
+        fastLength = (int) length;
+        fastSender = sender;
+        fastType = type;
     }
 
     /** Number of distinct functions that have been given an id on this link. */

@@ -449,6 +449,72 @@ class CallCodecTest {
         assertEquals(2 + 1 + 3, withObject);
     }
 
+    @Test
+    void repeatCallsTakeTheCachedPrefixAndMatchTheGeneralEncoding() {
+        // `encoder` repeats one function, so from its third call on it writes the cached prefix; `general` alternates
+        // two functions, so each of its calls takes the general path. Both give f id 0: records must be equal.
+        CallEncoder general = new CallEncoder(REGISTRY, "A->B general");
+        MemorySegment generalOut = Arena.ofAuto().allocate(1024);
+        RemoteRunnable g = () -> seen("g");
+        for (int i = 0; i < 6; i++) {
+            long v = 1_000_003L * i;
+            int w = -i;
+            RemoteRunnable f = () -> seen(v, w);
+            int at = 1 + i; // unaligned offsets
+            int length = encoder.encode(f, segment, at, 1024);
+            int expected = general.encode(f, generalOut, at, 1024);
+            general.encode(g, generalOut, 512, 1024);
+            assertEquals(expected, length, "record length of call " + i);
+            assertEquals(-1L, segment.asSlice(at, length).mismatch(generalOut.asSlice(at, expected)),
+                    "record bytes of call " + i);
+            assertEquals(at + length, decoder.invoke(segment, at, at + length, null), "decoder stops at the record end");
+            assertArrayEquals(new Object[] {v, w}, lastSeen);
+        }
+        long v = 7;
+        int w = 8;
+        RemoteRunnable f = () -> seen(v, w);
+        encoder.encode(f, segment, 0, 1024); // a new lambda class: its definition
+        encoder.encode(f, segment, 0, 1024); // the general path caches its prefix
+        int steady = encoder.encode(f, segment, 0, 1024);
+        assertEquals(2 + Long.BYTES + Integer.BYTES, steady);
+        segment.fill((byte) 0x11);
+        assertEquals(CallEncoder.DOES_NOT_FIT, encoder.encode(f, segment, 100, 100 + steady - 1));
+        assertEquals((byte) 0x11, segment.get(ValueLayout.JAVA_BYTE, 100 + steady - 1),
+                "nothing written at or past the limit");
+        encoder.reset();
+        encoder.encode(f, segment, 0, 1024);
+        assertEquals(CallRecordDescriptor.DEFINITION_FLAG, segment.get(ValueLayout.JAVA_BYTE, 0) & 1,
+                "after reset the next call carries the definition again");
+    }
+
+    @Test
+    void decoderTakesRepeatCallsByTheirPrefixButNeverConfusesFunctionsOrSkipsChecks() {
+        long v = 11;
+        int w = 12;
+        RemoteRunnable f = () -> seen(v, w);
+        RemoteRunnable h = () -> seen("h", v, w); // the same capture types: records of the same length
+        for (int i = 0; i < 3; i++) {
+            roundTrip(f, null);
+            assertArrayEquals(new Object[] {v, w}, lastSeen);
+        }
+        int length = encode(f);
+        CallDecodingException truncated = assertThrows(CallDecodingException.class,
+                () -> decoder.invoke(segment, 0, length - 1, null));
+        assertTrue(truncated.getMessage().contains("truncated"), truncated.getMessage());
+        for (int i = 0; i < 3; i++) {
+            roundTrip(h, null);
+            assertArrayEquals(new Object[] {"h", v, w}, lastSeen);
+            roundTrip(f, null);
+            assertArrayEquals(new Object[] {v, w}, lastSeen);
+        }
+        // A record claiming the cached function's id with a definition again goes the general way (redefinition).
+        decoder.reset();
+        encoder.reset();
+        roundTrip(h, null); // h now has id 0, f's old id
+        roundTrip(h, null);
+        assertArrayEquals(new Object[] {"h", v, w}, lastSeen);
+    }
+
     // ---------------------------------------------------------------- sender-side refusals
 
     @Test

@@ -4,9 +4,8 @@ import java.lang.foreign.MemorySegment;
 import java.util.ArrayDeque;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.atomic.AtomicLong;
+import java.util.concurrent.atomic.LongAdder;
 import java.util.concurrent.locks.Condition;
 import java.util.concurrent.locks.ReentrantLock;
 
@@ -25,7 +24,7 @@ import java.util.concurrent.locks.ReentrantLock;
  *
  * <h2>Locking design (Firehose-SMP §3.4, §4)</h2>
  * <ul>
- *   <li>The bucket table is a concurrent map. A bucket's count is an atomic integer: {@code > 0} in use, {@code 0}
+ *   <li>The bucket table ({@link BucketTable}) is read without a lock and written under the table lock. A bucket's count is an atomic integer: {@code > 0} in use, {@code 0}
  *       victim, {@code -1} dead (removed from the table, being deregistered). A pin whose buckets are all in use and
  *       registered is a <em>hit</em> that only increments counts by compare-and-set: no lock.</li>
  *   <li>One table lock guards the transitions {@code 0 <-> 1} (a bucket enters or leaves the victim FIFO), the
@@ -44,8 +43,9 @@ import java.util.concurrent.locks.ReentrantLock;
  *       own pins hold cannot hang.</li>
  * </ul>
  *
- * <p>Thread-safe. A hit allocates one handle and takes no lock; a miss takes the table lock twice and makes the
- * registration calls.
+ * <p>Thread-safe. A hit takes no lock and allocates only its handle (plus the bucket array of a pin spanning several
+ * buckets): the table is keyed by primitive bucket index ({@link BucketTable}) and the statistics are adders. A miss
+ * takes the table lock twice and makes the registration calls.
  *
  * @param <R> the registration type of the {@link Registrar}
  */
@@ -118,7 +118,7 @@ public final class FirehoseCache<R> implements AutoCloseable {
     private final int shift;
     private final long bucketSize;
     private final long bound;
-    private final ConcurrentHashMap<Long, Bucket<R>> table = new ConcurrentHashMap<>();
+    private final BucketTable<R> table = new BucketTable<>();
     private final ReentrantLock lock = new ReentrantLock();
     private final Condition settled = lock.newCondition(); // a REGISTERING bucket became READY or FAILED
     private final ArrayDeque<Waiter> waiters = new ArrayDeque<>(); // guarded by lock
@@ -128,10 +128,10 @@ public final class FirehoseCache<R> implements AutoCloseable {
     private volatile long accountedBytes; // written under lock; volatile so stats readers see a recent value
     private boolean closed; // guarded by lock
     private List<Bucket<R>> evictedForCommit; // guarded by lock: hands commitLocked's evictions to its caller
-    private final AtomicLong hits = new AtomicLong();
-    private final AtomicLong victimHits = new AtomicLong();
-    private final AtomicLong misses = new AtomicLong();
-    private final AtomicLong evictions = new AtomicLong();
+    private final LongAdder hits = new LongAdder(); // adders: pinning threads must not contend on a statistic
+    private final LongAdder victimHits = new LongAdder(); // adders: pinning threads must not contend on a statistic
+    private final LongAdder misses = new LongAdder(); // adders: pinning threads must not contend on a statistic
+    private final LongAdder evictions = new LongAdder(); // adders: pinning threads must not contend on a statistic
 
     public FirehoseCache(Config config, Registrar<R> registrar) {
         this.config = config;
@@ -229,8 +229,8 @@ public final class FirehoseCache<R> implements AutoCloseable {
                     + (handle != null && handle.owner() != this ? " (it belongs to another cache)" : ""));
         }
         List<Bucket<R>> dying = null;
-        for (Bucket<R> bucket : handle.buckets()) {
-            dying = unref(bucket, dying);
+        for (int i = 0, n = handle.bucketCount(); i < n; i++) {
+            dying = unref(handle.bucket(i), dying);
         }
         deregisterAll(dying);
     }
@@ -276,22 +276,22 @@ public final class FirehoseCache<R> implements AutoCloseable {
 
     /** Buckets found registered (in use or victim) by a pin. */
     public long hits() {
-        return hits.get();
+        return hits.sum();
     }
 
     /** Of {@link #hits()}, the ones that took a bucket off the victim FIFO. */
     public long victimHits() {
-        return victimHits.get();
+        return victimHits.sum();
     }
 
     /** Buckets a pin had to register. */
     public long misses() {
-        return misses.get();
+        return misses.sum();
     }
 
     /** Victim buckets deregistered. */
     public long evictions() {
-        return evictions.get();
+        return evictions.sum();
     }
 
     /** The reference count of the bucket holding {@code address}, or -1 if it is not registered (tests). */
@@ -317,6 +317,13 @@ public final class FirehoseCache<R> implements AutoCloseable {
             throw new IllegalArgumentException("segment of " + segment.byteSize() + " bytes spans " + count
                     + " buckets of " + bucketSize + ", more than the bound of " + bound + " bytes");
         }
+        if (count == 1) { // the common lock-free hit, without the array
+            Bucket<R> b = table.get(first);
+            if (b != null && b.state == READY && refInUse(b)) {
+                hits.increment();
+                return new FirehoseHandle<>(this, segment, b);
+            }
+        }
         @SuppressWarnings("unchecked")
         Bucket<R>[] got = new Bucket[count];
         int have = 0;
@@ -328,7 +335,7 @@ public final class FirehoseCache<R> implements AutoCloseable {
             }
         }
         if (have == count) {
-            hits.addAndGet(count);
+            hits.add(count);
             return new FirehoseHandle<>(this, segment, got);
         }
         List<Bucket<R>> dying = null;
@@ -403,7 +410,7 @@ public final class FirehoseCache<R> implements AutoCloseable {
                 if (b.refs.get() == 0) { // 0 -> 1 only under the lock: a victim comes back
                     unlinkVictim(b);
                     b.refs.set(1);
-                    victimHits.incrementAndGet();
+                    victimHits.increment();
                 } else {
                     b.refs.incrementAndGet(); // >= 1: in use or REGISTERING; cannot reach 0 without the lock
                 }
@@ -417,7 +424,7 @@ public final class FirehoseCache<R> implements AutoCloseable {
             Bucket<R> victim = oldestVictim;
             unlinkVictim(victim);
             victim.refs.set(-1); // dead: no pin can take it (counts move 0 -> 1 only under this lock)
-            table.remove(victim.index, victim);
+            table.remove(victim);
             dying = add(dying, victim);
             evictedBytes += bucketSize;
         }
@@ -425,15 +432,15 @@ public final class FirehoseCache<R> implements AutoCloseable {
         for (int i = 0; i < got.length; i++) {
             if (got[i] == null) {
                 Bucket<R> b = new Bucket<>(first + i, (first + i) << shift, 1);
-                table.put(b.index, b);
+                table.put(b);
                 got[i] = b;
                 created = add(created, b);
             }
         }
         // The evicted bytes become this pin's; they are deregistered before anything is registered.
         accountedBytes = accountedBytes - evictedBytes + need;
-        hits.addAndGet(hitCount);
-        misses.addAndGet(missing);
+        hits.add(hitCount);
+        misses.add(missing);
         evictedForCommit = dying;
         return created;
     }
@@ -461,7 +468,7 @@ public final class FirehoseCache<R> implements AutoCloseable {
         for (Bucket<R> b : dying) {
             try {
                 registrar.deregister(b.registration);
-                evictions.incrementAndGet();
+                evictions.increment();
             } catch (RuntimeException e) {
                 leaked += bucketSize;
                 failure = failure == null ? e : failure;
@@ -474,7 +481,7 @@ public final class FirehoseCache<R> implements AutoCloseable {
                 for (Bucket<R> b : created) {
                     b.failure = failure;
                     b.state = FAILED; // volatile: publishes failure
-                    table.remove(b.index, b);
+                    table.remove(b);
                 }
                 accountedBytes = accountedBytes - (long) created.size() * bucketSize + leaked;
                 settled.signalAll();
@@ -508,7 +515,7 @@ public final class FirehoseCache<R> implements AutoCloseable {
                 } else {
                     b.failure = failure;
                     b.state = FAILED; // volatile: publishes b.failure
-                    table.remove(b.index, b);
+                    table.remove(b);
                     accountedBytes -= bucketSize;
                     signalHead();
                 }
@@ -587,7 +594,7 @@ public final class FirehoseCache<R> implements AutoCloseable {
         }
         if (closed) {
             b.refs.set(-1);
-            table.remove(b.index, b);
+            table.remove(b);
             return add(dying, b);
         }
         b.older = newestVictim;
@@ -603,7 +610,7 @@ public final class FirehoseCache<R> implements AutoCloseable {
             Bucket<R> victim = oldestVictim;
             unlinkVictim(victim);
             victim.refs.set(-1);
-            table.remove(victim.index, victim);
+            table.remove(victim);
             dying = add(dying, victim);
         }
         signalHead(); // a victim is room for a waiting miss
@@ -620,7 +627,7 @@ public final class FirehoseCache<R> implements AutoCloseable {
         for (Bucket<R> b : dying) {
             try {
                 registrar.deregister(b.registration);
-                evictions.incrementAndGet();
+                evictions.increment();
                 freed += bucketSize;
             } catch (RuntimeException e) {
                 failure = failure == null ? e : failure; // those bytes stay accounted: they stay registered
@@ -718,7 +725,7 @@ public final class FirehoseCache<R> implements AutoCloseable {
                 Bucket<R> victim = oldestVictim;
                 unlinkVictim(victim);
                 victim.refs.set(-1);
-                table.remove(victim.index, victim);
+                table.remove(victim);
                 dying = add(dying, victim);
             }
             for (Waiter w : waiters) {
@@ -734,6 +741,6 @@ public final class FirehoseCache<R> implements AutoCloseable {
     @Override
     public String toString() {
         return "FirehoseCache[bucket=" + bucketSize + ", registered=" + accountedBytes + "/" + bound + ", hits="
-                + hits.get() + ", misses=" + misses.get() + ", evictions=" + evictions.get() + "]";
+                + hits.sum() + ", misses=" + misses.sum() + ", evictions=" + evictions.sum() + "]";
     }
 }

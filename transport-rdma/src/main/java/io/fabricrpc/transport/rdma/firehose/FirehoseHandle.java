@@ -25,6 +25,9 @@ public final class FirehoseHandle<R> {
 
     private final FirehoseCache<R> owner;
     private final MemorySegment segment;
+    /** The bucket of a one-bucket pin (the common case: no array to allocate on a hit), else null. */
+    private final FirehoseCache.Bucket<R> only;
+    /** The buckets of a pin spanning several, else null. */
     private final FirehoseCache.Bucket<R>[] buckets;
     @SuppressWarnings("unused") // through RELEASED
     private volatile int released;
@@ -32,15 +35,27 @@ public final class FirehoseHandle<R> {
     FirehoseHandle(FirehoseCache<R> owner, MemorySegment segment, FirehoseCache.Bucket<R>[] buckets) {
         this.owner = owner;
         this.segment = segment;
-        this.buckets = buckets;
+        this.only = buckets.length == 1 ? buckets[0] : null;
+        this.buckets = buckets.length == 1 ? null : buckets;
+    }
+
+    FirehoseHandle(FirehoseCache<R> owner, MemorySegment segment, FirehoseCache.Bucket<R> only) {
+        this.owner = owner;
+        this.segment = segment;
+        this.only = only;
+        this.buckets = null;
     }
 
     FirehoseCache<R> owner() {
         return owner;
     }
 
-    FirehoseCache.Bucket<R>[] buckets() {
-        return buckets;
+    FirehoseCache.Bucket<R> bucket(int i) {
+        if (only != null) {
+            java.util.Objects.checkIndex(i, 1);
+            return only;
+        }
+        return buckets[i];
     }
 
     /** True once: the first release wins (a double release is the caller's error, reported by the cache). */
@@ -58,17 +73,17 @@ public final class FirehoseHandle<R> {
     }
 
     public int bucketCount() {
-        return buckets.length;
+        return only != null ? 1 : buckets.length;
     }
 
     /** Registration of bucket {@code i} (published with the bucket's READY state before the pin returned). */
     public R registration(int i) {
-        return buckets[i].registration;
+        return bucket(i).registration;
     }
 
     /** Virtual address where bucket {@code i} (and its registration) starts. */
     public long bucketAddress(int i) {
-        return buckets[i].address;
+        return bucket(i).address;
     }
 
     /** Which bucket holds the byte at {@code segmentOffset} of the segment. */
@@ -84,6 +99,6 @@ public final class FirehoseHandle<R> {
     @Override
     public String toString() {
         return "FirehoseHandle[0x" + Long.toHexString(segment.address()) + ", " + segment.byteSize() + " bytes, "
-                + buckets.length + " buckets" + (isReleased() ? ", released" : "") + "]";
+                + bucketCount() + " buckets" + (isReleased() ? ", released" : "") + "]";
     }
 }

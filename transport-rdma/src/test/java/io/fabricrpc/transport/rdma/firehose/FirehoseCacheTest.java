@@ -117,6 +117,30 @@ class FirehoseCacheTest {
     }
 
     @Test
+    void aHitTakesNoLockAndAllocatesOnlyItsHandle() {
+        com.sun.management.ThreadMXBean threads =
+                (com.sun.management.ThreadMXBean) java.lang.management.ManagementFactory.getThreadMXBean();
+        CountingRegistrar dev = new CountingRegistrar(4L * BUCKET);
+        try (var cache = cache(dev, 2, 2, 1000)) {
+            var holder = cache.pin(seg(0, 0, 64)); // keeps bucket 0 in use: later pins of it are lock-free hits
+            MemorySegment same = seg(0, 128, 256);
+            for (int i = 0; i < 50_000; i++) { // warm-up, so the loop below runs compiled
+                cache.release(cache.tryPin(same));
+            }
+            int pins = 20_000;
+            long before = threads.getCurrentThreadAllocatedBytes();
+            for (int i = 0; i < pins; i++) {
+                cache.release(cache.tryPin(same));
+            }
+            long perPin = (threads.getCurrentThreadAllocatedBytes() - before) / pins;
+            System.out.println("bytes allocated per firehose hit: " + perPin);
+            assertTrue(perPin <= 40, "a hit allocates its handle only (about 32 bytes), measured " + perPin);
+            cache.release(holder);
+            assertEquals(1, dev.registrations.get());
+        }
+    }
+
+    @Test
     void victimsLeaveOldestFirst() {
         CountingRegistrar dev = new CountingRegistrar(4L * BUCKET);
         try (var cache = cache(dev, 2, 2, 1000)) {

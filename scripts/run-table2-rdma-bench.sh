@@ -13,13 +13,9 @@
 # Writes benchmarks/results/table2-rdma-<UTC date>.md and .png (the chart). Exit: the benchmark's (0 ran, targets
 # met or not: see the report); 2 bad arguments; 124/125 guest failures.
 set -euo pipefail
-root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
-MODE=auto
-case "${1:-}" in
-  --native) MODE=native; shift ;;
-  --guest) MODE=guest; shift ;;
-  --in-place) MODE=in-place; shift ;;
-esac
+# shellcheck source=lib/rdma-mode.sh
+source "$(dirname "${BASH_SOURCE[0]}")/lib/rdma-mode.sh" # MODE from a leading --native/--guest/--in-place
+root="$ROOT"
 
 if [ "$MODE" != in-place ]; then
   # shellcheck source=lib/env.sh
@@ -32,8 +28,7 @@ if [ "$MODE" != in-place ]; then
   fi
 fi
 
-has_device() { command -v ibv_devices >/dev/null && [ "$(ibv_devices 2>/dev/null | awk 'NR>2 && NF' | wc -l)" -gt 0 ]; }
-[ "$MODE" != auto ] || { if has_device; then MODE=native; else MODE=guest; fi; }
+rdma_resolve_mode
 
 case "$MODE" in
   guest)
@@ -54,14 +49,13 @@ case "$MODE" in
     exit "$rc" ;;
   native|in-place)
     ulimit -l unlimited 2>/dev/null || true
-    JAVA_HOME=${JAVA_HOME:-/usr/lib/jvm/temurin-25-jdk-amd64}
     command -v ib_write_bw >/dev/null || { echo "run-table2-rdma-bench: perftest is not installed (apt-get install perftest)" >&2; exit 2; }
     dev=$(ibv_devices | awk 'NR>2 && NF {print $1; exit}')
     # The IPv4 address of the network device behind the RDMA device (rxe0 -> eth0 in the guest).
     netdev=$(rdma link show "$dev/1" 2>/dev/null | sed -n 's/.*netdev \([^ ]*\).*/\1/p')
     addr=$(ip -4 -o addr show dev "${netdev:-eth0}" | awk '{split($4, a, "/"); print a[1]; exit}')
     [ -n "$addr" ] || { echo "run-table2-rdma-bench: no IPv4 address on ${netdev:-eth0} (device $dev)" >&2; exit 2; }
-    flags="$(sed -n 's:.*<fabricrpc.jvm.flags>\(.*\)</fabricrpc.jvm.flags>.*:\1:p' "$root/pom.xml")"
+    flags="$(rdma_jvm_flags)"
     extra=()
     if [ "$MODE" = in-place ]; then
       # Under multi-threaded TCG the JVM sometimes crashes patching C2 code (see scripts/rdma-tests.sh): C1 only.

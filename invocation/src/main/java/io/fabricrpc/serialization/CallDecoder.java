@@ -46,6 +46,8 @@ public final class CallDecoder {
      * A record whose masked first word equals it is a call of that function with the same length, so the varint
      * parsing and checks of the general path are already done. A monomorphic cache, as the encoder's.
      */
+    private static final ValueLayout.OfInt FIRST_WORD =
+            ValueLayout.JAVA_INT_UNALIGNED.withOrder(java.nio.ByteOrder.LITTLE_ENDIAN); // record byte i = bits 8i..8i+7
     private ReceiverFunction fastFunction;
     private int fastPrefix;
     private int fastMask;
@@ -90,7 +92,7 @@ public final class CallDecoder {
         lastResult = null;
         ReceiverFunction fast = fastFunction;
         if (fast != null && limit - offset >= Math.max(Integer.BYTES, fastLength)
-                && (segment.get(ValueLayout.JAVA_INT_UNALIGNED, offset) & fastMask) == fastPrefix) {
+                && (segment.get(FIRST_WORD, offset) & fastMask) == fastPrefix) {
             invokeFunction(fast, segment, offset + fastPrefixSize, argument);
             return offset + fastLength;
         }
@@ -155,19 +157,11 @@ public final class CallDecoder {
     /** Takes the prefix of the record at {@code offset}, a call of a primitives-only function, as the cached one. */
     private void rememberFast(ReceiverFunction function, MemorySegment segment, long offset, int prefixSize,
                               long length) {
-        if (length > Integer.MAX_VALUE) {
-            return;
+        if (length > Integer.MAX_VALUE || segment.byteSize() - offset < Integer.BYTES) {
+            return; // not cacheable; an older cached function stays right for its own prefix
         }
-        int bits = prefixSize << 3;
-        int mask = ValueLayout.JAVA_INT_UNALIGNED.order() == java.nio.ByteOrder.LITTLE_ENDIAN
-                ? (int) ((1L << bits) - 1) // the prefix is the low bytes of the int read
-                : (int) (0xFFFF_FFFFL << (32 - bits)); // or its high bytes
-        long room = segment.byteSize() - offset;
-        if (room < Integer.BYTES) {
-            fastFunction = null;
-            return;
-        }
-        fastPrefix = segment.get(ValueLayout.JAVA_INT_UNALIGNED, offset) & mask;
+        int mask = (int) ((1L << (prefixSize << 3)) - 1); // the prefix: the low bytes of the first word
+        fastPrefix = segment.get(FIRST_WORD, offset) & mask;
         fastMask = mask;
         fastPrefixSize = prefixSize;
         fastLength = (int) length;

@@ -79,6 +79,9 @@ public final class CallEncoder {
     public int encode(Serializable function, MemorySegment segment, long offset, long limit) {
         Objects.requireNonNull(function, "function");
         checkRange(segment, offset, limit);
+        // Every caller encodes into native memory: one heap segment makes the shared capture writers' segment
+        // access polymorphic, and all call paths of the process take the slow path (a 3x loss, measured).
+        assert segment.isNative() : "calls are encoded into native segments only, got " + segment;
         if (function.getClass() == fastType) {
             if (fastLength > limit - offset) {
                 return DOES_NOT_FIT;
@@ -93,9 +96,6 @@ public final class CallEncoder {
     }
 
     private int encodeGeneral(Serializable function, MemorySegment segment, long offset, long limit) {
-        // Every caller encodes into native memory: one heap segment makes the shared capture writers' segment
-        // access polymorphic, and all call paths of the process take the slow path (a 3x loss, measured).
-        assert segment.isNative() : "calls are encoded into native segments only, got " + segment;
         SenderFunction sender = SenderFunction.of(function);
         int index = sender.index;
         int id = index < idPlusOneByIndex.length ? idPlusOneByIndex[index] - 1 : -1;

@@ -84,7 +84,8 @@ public final class CounterSlot {
         private final RemoteRegion remote;
         private final MemorySegment local;
         private final long offset;
-        private final MemorySegment image = MemorySegment.ofArray(new long[LENGTH / Long.BYTES]);
+        // Native like every source the links copy from: a heap one would make their shared accesses polymorphic.
+        private final MemorySegment image = java.lang.foreign.Arena.ofAuto().allocate(LENGTH, ALIGNMENT);
         private int seq;
         private long value;
 

@@ -29,6 +29,8 @@ final class OverflowAggregator extends Aggregator {
     private long tail;
     private long exceedingRecords;
     private volatile long oldestExceeding;
+    /** Sender-confined: false only when, at the sender's last look under the lock, no exceeding call waited. */
+    private boolean exceedingMayWait;
 
     OverflowAggregator(Messenger messenger, AggregationConfig config, Transport transport) {
         super(messenger, config);
@@ -37,6 +39,17 @@ final class OverflowAggregator extends Aggregator {
 
     @Override
     public boolean send(int tag, RecordWriter writer) {
+        // Lock-free while no call waits: only this thread creates exceeding calls, and the flusher touches the
+        // messenger only to drain them, so it leaves the messenger alone until this thread parks a call (and
+        // hands over everything it wrote through the release in release()).
+        if (!exceedingMayWait && messenger.send(tag, writer)) {
+            return true;
+        }
+        return sendBehindExceeding(tag, writer);
+    }
+
+    /** Under the lock: drains waiting calls first, then sends directly if room is left, else parks the call. */
+    private boolean sendBehindExceeding(int tag, RecordWriter writer) {
         acquire();
         try {
             if (tail == head || drain()) {
@@ -46,6 +59,7 @@ final class OverflowAggregator extends Aggregator {
             }
             return park(tag, writer);
         } finally {
+            exceedingMayWait = tail != head; // read under the lock: sees the flusher's last drain
             release();
         }
     }

@@ -39,6 +39,8 @@ import org.agrona.concurrent.ringbuffer.RingBufferDescriptor;
 
 import java.io.Serializable;
 import java.lang.foreign.Arena;
+import java.lang.invoke.MethodHandles;
+import java.lang.invoke.VarHandle;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
 import java.nio.ByteBuffer;
@@ -79,6 +81,16 @@ public final class FabricRuntime implements Fabric {
     private final ConcurrentHashMap<Long, LocalRegion> regions = new ConcurrentHashMap<>();
     private final ReturnSlots slots;
     private final ThreadLocal<ThreadContext> contexts = new ThreadLocal<>();
+    /*
+     * The contexts again, direct-mapped by thread id: a thread finds its own in three dependent loads where the
+     * ThreadLocal probe takes eight, and the call path is a chain of such loads (measured). A slot holds a context
+     * of the thread it names only; it is claimed by CAS when empty or when its thread has ended, and then changes
+     * only by its own thread (attach). Other threads read it only to compare its final `thread` field. A thread
+     * whose slot a live thread holds keeps using the ThreadLocal.
+     */
+    static final int CONTEXT_SLOTS = 256;
+    private static final VarHandle CONTEXT_SLOT = MethodHandles.arrayElementVarHandle(ThreadContext[].class);
+    private final ThreadContext[] contextSlots = new ThreadContext[CONTEXT_SLOTS];
     private final List<ThreadContext> allContexts = new CopyOnWriteArrayList<>();
     private final AtomicInteger ephemeralThreads = new AtomicInteger();
     private final ConcurrentLinkedQueue<PendingReturn> pendingReturns = new ConcurrentLinkedQueue<>();
@@ -255,6 +267,7 @@ public final class FabricRuntime implements Fabric {
         context.receiving = receiving[index];
         context.receiver = new CallReceiver(this, new ThreadId(rank, index), userContext);
         contexts.set(context);
+        claimContextSlot(context);
         CURRENT.set(this);
         CURRENT_CONTEXT.set(userContext);
         allContexts.add(context);
@@ -296,18 +309,16 @@ public final class FabricRuntime implements Fabric {
      */
     void shutdownView(int view) {
         ThreadContext context = context();
-        int previous = context.view;
-        context.view = view;
+        int previous = context.enterView(view);
         try {
-            RecordChannel[] channels = context.channels();
-            for (RecordChannel channel : channels) {
-                if (channel != null) {
-                    channel.send(InvocationRecords.SHUTDOWN_SIGNAL, (target, offset, limit) -> limit >= 1 ? 1 : -1);
-                    channel.flush();
+            for (ThreadContext.Route route : context.routes()) {
+                if (route != null) {
+                    route.channel.send(InvocationRecords.SHUTDOWN_SIGNAL, (target, offset, limit) -> limit >= 1 ? 1 : -1);
+                    route.channel.flush();
                 }
             }
         } finally {
-            context.view = previous;
+            context.enterView(previous);
         }
     }
 
@@ -322,37 +333,41 @@ public final class FabricRuntime implements Fabric {
 
     long bufferedBytes(int view) {
         ThreadContext context = context();
-        int previous = context.view;
-        context.view = view;
+        int previous = context.enterView(view);
         try {
             long bytes = 0;
-            for (RecordChannel channel : context.channels()) {
-                bytes += channel == null ? 0 : channel.bufferedBytes();
+            for (ThreadContext.Route route : context.routes()) {
+                bytes += route == null ? 0 : route.channel.bufferedBytes();
             }
             return bytes;
         } finally {
-            context.view = previous;
+            context.enterView(previous);
         }
     }
 
     /** Flushes the calling thread's channels of one view. */
     void flushView(int view) {
         ThreadContext context = context();
-        int previous = context.view;
-        context.view = view;
+        int previous = context.enterView(view);
         try {
-            for (RecordChannel channel : context.channels()) {
-                if (channel != null) {
-                    channel.flush();
+            for (ThreadContext.Route route : context.routes()) {
+                if (route != null) {
+                    route.channel.flush();
                 }
             }
         } finally {
-            context.view = previous;
+            context.enterView(previous);
         }
     }
 
     /** The calling thread's sending state; threads that are not workers get an id past the workers'. */
     private ThreadContext context() {
+        Thread thread = Thread.currentThread();
+        ThreadContext context = contextSlots[contextSlot(thread)];
+        return context != null && context.thread == thread ? context : contextSlow();
+    }
+
+    private ThreadContext contextSlow() {
         ThreadContext context = contexts.get();
         if (context == null) {
             if (closed) {
@@ -363,14 +378,36 @@ public final class FabricRuntime implements Fabric {
             contexts.set(context);
             allContexts.add(context);
         }
+        claimContextSlot(context);
         return context;
+    }
+
+    /** The calling thread's context if it has one, else null (never creates one). */
+    private ThreadContext existingContext() {
+        Thread thread = Thread.currentThread();
+        ThreadContext context = contextSlots[contextSlot(thread)];
+        return context != null && context.thread == thread ? context : contexts.get();
+    }
+
+    private static int contextSlot(Thread thread) {
+        return (int) thread.threadId() & (CONTEXT_SLOTS - 1);
+    }
+
+    /** Puts the calling thread's {@code context} in its slot unless another live thread holds the slot. */
+    private void claimContextSlot(ThreadContext context) {
+        int slot = contextSlot(context.thread);
+        ThreadContext holder = (ThreadContext) CONTEXT_SLOT.getAcquire(contextSlots, slot);
+        if (holder == null || holder.thread == context.thread || !holder.thread.isAlive()) {
+            // Volatile CAS: the context is fully built before its slot names it. Losing means another thread took it.
+            CONTEXT_SLOT.compareAndSet(contextSlots, slot, holder, context);
+        }
     }
 
     // ---------------------------------------------------------------------------------------------- receiving side
 
     @Override
     public int processCalls() {
-        ThreadContext context = contexts.get();
+        ThreadContext context = existingContext();
         if (context == null || context.receiving == null) {
             throw new IllegalStateException("processCalls on thread '" + Thread.currentThread().getName()
                     + "', which is not an attached worker (call attach(index) first)");
@@ -390,13 +427,17 @@ public final class FabricRuntime implements Fabric {
 
     /** Lets a waiting worker run its incoming calls (avoids deadlock between workers calling each other). */
     void help() {
-        ThreadContext context = contexts.get();
+        ThreadContext context = existingContext();
         if (context != null && context.receiving != null && !context.inProcessCalls
                 && context.nesting < ThreadContext.MAX_NESTING - 1) {
             context.nesting++; // calls run here may send: they prepare their records one level up
+            // A wait inside a view's call (callReturn through an aggregator) must not lend that view to the calls
+            // run here: their plain calls go through the plain channels.
+            int view = context.enterView(0);
             try {
                 processCalls();
             } finally {
+                context.enterView(view);
                 context.nesting--;
             }
         }
@@ -468,66 +509,87 @@ public final class FabricRuntime implements Fabric {
         return dest.rank() * threads + dest.threadIndex();
     }
 
-    /** The calling thread's channel to {@code global} in its current view, created on first use. */
-    private RecordChannel channel(ThreadContext context, int global) {
-        RecordChannel[] channels = context.channels();
-        RecordChannel channel = channels[global];
-        if (channel == null) {
-            int destRank = global / threads;
-            control.checkAlive(destRank);
-            ChannelFactory factory = views.get(context.view);
-            // Each view is its own channel, so its sender id is distinct: the receiver keeps one inbox per sender.
-            long sender = ThreadId.pack(rank, ThreadId.threadIndexOf(context.senderId) | context.view << VIEW_SHIFT);
-            MessengerConfig messengerConfig = factory == null ? config.messenger() : factory.messengerConfig(config.messenger());
-            Messenger messenger = node.messenger(sender, ThreadId.pack(destRank, global % threads), addresses[destRank],
-                    messengerConfig);
-            messenger.whileWaiting(this::help);
-            channel = factory == null ? messenger : factory.wrap(messenger);
-            if (context.view == 0) {
-                context.messengers[global] = messenger;
-            }
-            channels[global] = channel;
-            context.encoders()[global] = new CallEncoder(registry, ThreadId.fromLong(sender) + " -> "
-                    + ThreadId.fromLong(ThreadId.pack(destRank, global % threads)));
-            context.targets()[global] = new ThreadContext.MessengerTargets(
-                    new ChannelTarget(this, channel, destRank, false), new ChannelTarget(this, channel, destRank, true));
+    /** The calling thread's route to {@code global} in its current view, created on first use. */
+    private ThreadContext.Route route(ThreadContext context, int global) {
+        ThreadContext.Route route = context.routes()[global];
+        return route != null ? route : newRoute(context, context.view(), global);
+    }
+
+    /** The calling thread's route to {@code global} in {@code view}, created on first use. */
+    private ThreadContext.Route route(ThreadContext context, int view, int global) {
+        ThreadContext.Route route = context.routes(view)[global];
+        return route != null ? route : newRoute(context, view, global);
+    }
+
+    private ThreadContext.Route newRoute(ThreadContext context, int view, int global) {
+        int destRank = global / threads;
+        control.checkAlive(destRank);
+        ChannelFactory factory = views.get(view);
+        // Each view is its own channel, so its sender id is distinct: the receiver keeps one inbox per sender.
+        long sender = ThreadId.pack(rank, ThreadId.threadIndexOf(context.senderId) | view << VIEW_SHIFT);
+        MessengerConfig messengerConfig = factory == null ? config.messenger() : factory.messengerConfig(config.messenger());
+        Messenger messenger = node.messenger(sender, ThreadId.pack(destRank, global % threads), addresses[destRank],
+                messengerConfig);
+        messenger.whileWaiting(this::help);
+        RecordChannel channel = factory == null ? messenger : factory.wrap(messenger);
+        if (view == 0) {
+            context.messengers[global] = messenger;
         }
-        return channel;
+        CallEncoder encoder = new CallEncoder(registry, ThreadId.fromLong(sender) + " -> "
+                + ThreadId.fromLong(ThreadId.pack(destRank, global % threads)));
+        ThreadContext.Route route = new ThreadContext.Route(channel, encoder,
+                new ChannelTarget(this, channel, destRank, false), new ChannelTarget(this, channel, destRank, true));
+        context.routes(view)[global] = route;
+        return route;
     }
 
     /** View 0's messenger to {@code global} (broadcast records always travel the plain channels). */
     private Messenger messenger(ThreadContext context, int global) {
-        int view = context.view;
-        context.view = 0;
-        try {
-            channel(context, global);
-            return context.messengers[global];
-        } finally {
-            context.view = view;
+        Messenger messenger = context.messengers[global];
+        if (messenger == null) {
+            route(context, 0, global);
+            messenger = context.messengers[global];
         }
+        return messenger;
     }
 
-    /** Sends the record prepared in {@code context.writer} and registers it with {@code sync}. */
-    private boolean send(ThreadContext context, int global, int kind, Synchronizer sync) {
-        RecordChannel channel = context.channels()[global];
-        boolean consumed = sync != null && sync.mode() == Synchronizer.Mode.CONSUMED;
-        boolean sent = channel.send(consumed ? kind | ChunkLayout.TAG_NOTIFY : kind, context.writer());
-        if (sent && sync != null) {
-            ThreadContext.MessengerTargets targets = context.targets()[global];
+    /** Sends the record {@code writer} holds through {@code route} and registers it with {@code sync}. */
+    private static boolean send(ThreadContext.Route route, ThreadContext.CallWriter writer, int kind, Synchronizer sync) {
+        RecordChannel channel = route.channel;
+        int tag = sync != null && sync.mode() == Synchronizer.Mode.CONSUMED ? kind | ChunkLayout.TAG_NOTIFY : kind;
+        // Two call sites, so that plain messengers and the views' aggregators each keep an inlined send (at most two
+        // classes per site) when a process uses both: one shared site sees three classes and inlines none.
+        boolean sent = channel instanceof Messenger messenger ? messenger.send(tag, writer) : channel.send(tag, writer);
+        if (sync == null) {
+            return sent;
+        }
+        boolean consumed = sync.mode() == Synchronizer.Mode.CONSUMED;
+        if (sent) {
             if (consumed) {
-                sync.add(targets.consumed(), channel.recordsSent());
+                sync.add(route.consumed, channel.recordsSent());
             } else {
-                sync.add(targets.sent(), channel.lastTicket());
+                sync.add(route.sent, channel.lastTicket());
             }
         }
         return sent;
     }
 
-    private ThreadContext prepare(int global, Serializable function) {
+    /** Prepares the calling thread's writer for a call of {@code function} through {@code route}. */
+    private static ThreadContext.CallWriter prepare(ThreadContext context, ThreadContext.Route route,
+                                                    Serializable function) {
+        ThreadContext.CallWriter writer = context.writer();
+        writer.prepare(route.encoder, function);
+        return writer;
+    }
+
+    /**
+     * {@link #call(ThreadId, RemoteRunnable, Synchronizer)} through {@code view}'s channels (a {@link FabricView}).
+     * The view goes with the call instead of being switched on the context: nothing to restore, no stores.
+     */
+    boolean callInView(int view, ThreadId dest, Serializable function, Synchronizer sync) {
         ThreadContext context = context();
-        channel(context, global);
-        context.writer().prepare(context.encoders()[global], function);
-        return context;
+        ThreadContext.Route route = route(context, view, globalIndex(dest));
+        return send(route, prepare(context, route, function), InvocationRecords.CALL, sync);
     }
 
     @Override
@@ -537,14 +599,16 @@ public final class FabricRuntime implements Fabric {
 
     @Override
     public boolean call(ThreadId dest, RemoteRunnable function, Synchronizer sync) {
-        int global = globalIndex(dest);
-        return send(prepare(global, function), global, InvocationRecords.CALL, sync);
+        ThreadContext context = context();
+        ThreadContext.Route route = route(context, globalIndex(dest));
+        return send(route, prepare(context, route, function), InvocationRecords.CALL, sync);
     }
 
     @Override
     public boolean call(ThreadId dest, RemoteContextConsumer<?> function, Synchronizer sync) {
-        int global = globalIndex(dest);
-        return send(prepare(global, function), global, InvocationRecords.CALL, sync);
+        ThreadContext context = context();
+        ThreadContext.Route route = route(context, globalIndex(dest));
+        return send(route, prepare(context, route, function), InvocationRecords.CALL, sync);
     }
 
     @Override
@@ -618,12 +682,13 @@ public final class FabricRuntime implements Fabric {
     @Override
     public boolean callBuffer(ThreadId dest, RemoteBufferConsumer function, MemorySegment buffer, long offset,
                               long length, Synchronizer sync) {
-        int global = globalIndex(dest);
-        ThreadContext context = prepare(global, function);
-        context.writer().trailer = buffer;
-        context.writer().trailerOffset = offset;
-        context.writer().trailerLength = length;
-        return send(context, global, InvocationRecords.CALL_BUFFER, sync);
+        ThreadContext context = context();
+        ThreadContext.Route route = route(context, globalIndex(dest));
+        ThreadContext.CallWriter writer = prepare(context, route, function);
+        writer.trailer = buffer;
+        writer.trailerOffset = offset;
+        writer.trailerLength = length;
+        return send(route, writer, InvocationRecords.CALL_BUFFER, sync);
     }
 
     @Override
@@ -633,16 +698,18 @@ public final class FabricRuntime implements Fabric {
         Link link = link(dest.rank());
         // Same link as the call record, issued first: the receiver sees the bytes before it runs the call.
         long ticket = link.write(source, sourceOffset, destination, destinationOffset, length);
-        ThreadContext context = prepare(global, function);
-        MemorySegment header = context.writer().header;
+        ThreadContext context = context();
+        ThreadContext.Route route = route(context, global);
+        ThreadContext.CallWriter writer = prepare(context, route, function);
+        MemorySegment header = writer.header;
         header.set(ValueLayout.JAVA_LONG_UNALIGNED, 0, destination.regionId());
         header.set(ValueLayout.JAVA_LONG_UNALIGNED, 8, destinationOffset);
         header.set(ValueLayout.JAVA_LONG_UNALIGNED, 16, length);
-        context.writer().headerLength = 24;
-        boolean sent = send(context, global, InvocationRecords.CALL_BUFFER_WRITTEN,
+        writer.headerLength = 24;
+        boolean sent = send(route, writer, InvocationRecords.CALL_BUFFER_WRITTEN,
                 sync != null && sync.mode() == Synchronizer.Mode.CONSUMED ? sync : null);
         if (sent && sync != null && sync.mode() == Synchronizer.Mode.SENT) {
-            sync.add(context.targets()[global].sent(), ticket); // the source buffer, not the record, is what matters
+            sync.add(route.sent, ticket); // the source buffer, not the record, is what matters
         }
         return sent;
     }
@@ -650,14 +717,15 @@ public final class FabricRuntime implements Fabric {
     @Override
     public boolean callBuffer(ThreadId dest, RemoteBufferConsumer function, RemoteRegion source, long offset,
                               long length, Synchronizer sync) {
-        int global = globalIndex(dest);
-        ThreadContext context = prepare(global, function);
-        MemorySegment header = context.writer().header;
+        ThreadContext context = context();
+        ThreadContext.Route route = route(context, globalIndex(dest));
+        ThreadContext.CallWriter writer = prepare(context, route, function);
+        MemorySegment header = writer.header;
         source.encode(header, 0);
         header.set(ValueLayout.JAVA_LONG_UNALIGNED, RemoteRegion.ENCODED_LENGTH, offset);
         header.set(ValueLayout.JAVA_LONG_UNALIGNED, RemoteRegion.ENCODED_LENGTH + 8, length);
-        context.writer().headerLength = RemoteRegion.ENCODED_LENGTH + 16;
-        return send(context, global, InvocationRecords.CALL_BUFFER_READ, sync);
+        writer.headerLength = RemoteRegion.ENCODED_LENGTH + 16;
+        return send(route, writer, InvocationRecords.CALL_BUFFER_READ, sync);
     }
 
     @Override
@@ -702,16 +770,17 @@ public final class FabricRuntime implements Fabric {
     }
 
     private void postReturn(ThreadContext context, int global, RemoteSupplier<?> function, ReturnSlots.Slot slot) {
-        prepare(global, function);
-        MemorySegment header = context.writer().header;
+        ThreadContext.Route route = route(context, global);
+        ThreadContext.CallWriter writer = prepare(context, route, function);
+        MemorySegment header = writer.header;
         slot.region.remote().encode(header, 0);
         header.set(ValueLayout.JAVA_LONG_UNALIGNED, RemoteRegion.ENCODED_LENGTH, slot.offset);
         header.set(ValueLayout.JAVA_LONG_UNALIGNED, RemoteRegion.ENCODED_LENGTH + 8, slot.sequence);
-        context.writer().headerLength = RemoteRegion.ENCODED_LENGTH + 16;
-        if (!send(context, global, InvocationRecords.CALL_RETURN, null)) {
+        writer.headerLength = RemoteRegion.ENCODED_LENGTH + 16;
+        if (!send(route, writer, InvocationRecords.CALL_RETURN, null)) {
             throw new MessagingException("callReturn to worker " + global + " refused: its buffers are full (FAIL policy)");
         }
-        RecordChannel channel = context.channels()[global];
+        RecordChannel channel = route.channel;
         if (channel.bufferedBytes() > 0) {
             channel.flush(); // the caller waits for this one: it must not sit in a batch
         }

@@ -33,12 +33,11 @@ public final class FabricView implements Fabric {
 
     private <T> T inView(Supplier<T> call) {
         ThreadContext context = runtime.threadContext();
-        int previous = context.view;
-        context.view = view;
+        int previous = context.enterView(view);
         try {
             return call.get();
         } finally {
-            context.view = previous;
+            context.enterView(previous);
         }
     }
 
@@ -49,26 +48,12 @@ public final class FabricView implements Fabric {
 
     @Override
     public boolean call(ThreadId dest, RemoteRunnable function, Synchronizer sync) {
-        ThreadContext context = runtime.threadContext();
-        int previous = context.view;
-        context.view = view; // no lambda here: this is the hot path
-        try {
-            return runtime.call(dest, function, sync);
-        } finally {
-            context.view = previous;
-        }
+        return runtime.callInView(view, dest, function, sync); // no lambda here: this is the hot path
     }
 
     @Override
     public boolean call(ThreadId dest, RemoteContextConsumer<?> function, Synchronizer sync) {
-        ThreadContext context = runtime.threadContext();
-        int previous = context.view;
-        context.view = view;
-        try {
-            return runtime.call(dest, function, sync);
-        } finally {
-            context.view = previous;
-        }
+        return runtime.callInView(view, dest, function, sync);
     }
 
     @Override

@@ -20,12 +20,14 @@ final class ThreadContext {
     final long senderId;
     static final int MAX_VIEWS = 16;
 
+    /** The thread this context belongs to (the fast context lookup compares it). */
+    final Thread thread;
     /** The view (0 = plain messengers; others, e.g. aggregators) whose channels the current call uses. */
-    int view;
+    private int view;
+    /** {@link #view}'s row of {@link #routeRows}, kept in step with it: the hot path reaches a route in two loads. */
+    private Route[] routes;
     private final int threads;
-    private final RecordChannel[][] channelRows = new RecordChannel[MAX_VIEWS][];
-    private final CallEncoder[][] encoderRows = new CallEncoder[MAX_VIEWS][];
-    private final MessengerTargets[][] targetRows = new MessengerTargets[MAX_VIEWS][];
+    private final Route[][] routeRows = new Route[MAX_VIEWS][];
     /** View 0's messengers, used directly for broadcast forwarding. */
     final Messenger[] messengers;
     final CallEncoder[] sendEncoders;
@@ -60,6 +62,8 @@ final class ThreadContext {
         this.runtime = runtime;
         this.senderId = senderId;
         this.threads = threads;
+        this.thread = Thread.currentThread();
+        this.routes = row(0);
         this.messengers = new Messenger[threads];
         this.sendEncoders = new CallEncoder[threads];
     }
@@ -82,35 +86,47 @@ final class ThreadContext {
         return raw;
     }
 
-    RecordChannel[] channels() {
-        RecordChannel[] row = channelRows[view];
+    /** The view whose channels calls of this thread use now. */
+    int view() {
+        return view;
+    }
+
+    /** Switches to {@code view}'s channels; returns the previous view, to switch back to in a {@code finally}. */
+    int enterView(int view) {
+        int previous = this.view;
+        this.view = view;
+        this.routes = row(view);
+        return previous;
+    }
+
+    /** The current view's routes, indexed by global destination thread; null until first used. */
+    Route[] routes() {
+        return routes;
+    }
+
+    /** {@code view}'s routes, indexed by global destination thread; null until first used. */
+    Route[] routes(int view) {
+        Route[] row = routeRows[view];
+        return row != null ? row : row(view);
+    }
+
+    private Route[] row(int view) {
+        Route[] row = routeRows[view];
         if (row == null) {
-            row = new RecordChannel[threads];
-            channelRows[view] = row;
-            encoderRows[view] = new CallEncoder[threads];
-            targetRows[view] = new MessengerTargets[threads];
+            row = new Route[threads];
+            routeRows[view] = row;
         }
         return row;
-    }
-
-    CallEncoder[] encoders() {
-        channels();
-        return encoderRows[view];
-    }
-
-    MessengerTargets[] targets() {
-        channels();
-        return targetRows[view];
     }
 
     /** Every channel of every view, for flush and close. */
     java.util.List<RecordChannel> allChannels() {
         java.util.List<RecordChannel> all = new java.util.ArrayList<>();
-        for (RecordChannel[] row : channelRows) {
+        for (Route[] row : routeRows) {
             if (row != null) {
-                for (RecordChannel channel : row) {
-                    if (channel != null) {
-                        all.add(channel);
+                for (Route route : row) {
+                    if (route != null) {
+                        all.add(route.channel);
                     }
                 }
             }
@@ -118,8 +134,23 @@ final class ThreadContext {
         return all;
     }
 
-    /** The two synchronizer targets of one channel, created once and reused for every call. */
-    record MessengerTargets(SyncTarget sent, SyncTarget consumed) {
+    /**
+     * What a call from this thread to one destination in one view goes through: the channel, the encoder of its
+     * link and direction, and the two synchronizer targets of the channel. Built on first use, then never changes,
+     * so a call loads one object instead of one per array.
+     */
+    static final class Route {
+        final RecordChannel channel;
+        final CallEncoder encoder;
+        final SyncTarget sent;
+        final SyncTarget consumed;
+
+        Route(RecordChannel channel, CallEncoder encoder, SyncTarget sent, SyncTarget consumed) {
+            this.channel = channel;
+            this.encoder = encoder;
+            this.sent = sent;
+            this.consumed = consumed;
+        }
     }
 
     /**
@@ -144,8 +175,17 @@ final class ThreadContext {
         }
 
         @Override
-        public long write(MemorySegment target, long offset, long limit) {
-            long room = limit - headerLength - trailerLength;
+        public long write(MemorySegment target, long offset, long room) {
+            if ((headerLength | trailerLength) == 0) {
+                // A plain call: kept apart from the copies below so that this stays small enough to inline.
+                int encoded = room > 0 ? encoder.encode(function, target, offset, offset + room) : -1;
+                return encoded < 0 ? -1 : encoded;
+            }
+            return writeWithHeaderOrTrailer(target, offset, room);
+        }
+
+        private long writeWithHeaderOrTrailer(MemorySegment target, long offset, long roomForAll) {
+            long room = roomForAll - headerLength - trailerLength;
             if (room <= 0) {
                 return -1;
             }

@@ -188,6 +188,19 @@ public final class Messenger implements RecordChannel {
      */
     public boolean send(int tag, RecordWriter writer) {
         checkTag(tag);
+        // The common case stays small enough to inline into the caller; set-up, queueing and full chunks do not.
+        if (ring.length != 0 && !queued) {
+            if (tryWrite(tag, writer, true)) {
+                recordsSent++;
+                return true;
+            }
+            return whenFull(tag, writer);
+        }
+        return sendUncommon(tag, writer);
+    }
+
+    /** {@link #send(int, RecordWriter)} before set-up or while RETRY_ASYNC calls are queued. */
+    private boolean sendUncommon(int tag, RecordWriter writer) {
         if (ring.length == 0) {
             setUp();
         }
@@ -207,6 +220,11 @@ public final class Messenger implements RecordChannel {
             recordsSent++;
             return true;
         }
+        return whenFull(tag, writer);
+    }
+
+    /** Every chunk up to cMax is full: what the policy says. */
+    private boolean whenFull(int tag, RecordWriter writer) {
         switch (config.fullPolicy()) {
             case FAIL -> {
                 return false;
@@ -244,21 +262,14 @@ public final class Messenger implements RecordChannel {
         long at = ChunkLayout.DATA_OFFSET + position;
         long length = serialize(writer, direct, at, recordCapacity - position - ChunkLayout.RECORD_HEADER_LENGTH);
         if (length < 0) {
-            if (position == 0) {
-                throw oversize();
-            }
-            if (!advance()) {
+            length = serializeInNextChunk(writer, direct);
+            if (length < 0) {
                 return false;
             }
             at = ChunkLayout.DATA_OFFSET;
-            length = serialize(writer, direct, at, recordCapacity - ChunkLayout.RECORD_HEADER_LENGTH);
-            if (length < 0) {
-                throw oversize();
-            }
         }
         if (length == 0 || length > recordCapacity - position - ChunkLayout.RECORD_HEADER_LENGTH) {
-            throw new MessagingException("record writer reported " + length + " bytes with "
-                    + (recordCapacity - position - ChunkLayout.RECORD_HEADER_LENGTH) + " available (must be > 0)");
+            throw badLength(length);
         }
         if (direct) {
             // Release: the record's bytes, written by plain stores, become visible before its header (the same
@@ -273,6 +284,26 @@ public final class Messenger implements RecordChannel {
             }
         }
         return true;
+    }
+
+    /** The record does not fit the current chunk: moves to the next and serializes there; -1 if none is free yet. */
+    private long serializeInNextChunk(RecordWriter writer, boolean direct) {
+        if (position == 0) {
+            throw oversize();
+        }
+        if (!advance()) {
+            return -1;
+        }
+        long length = serialize(writer, direct, ChunkLayout.DATA_OFFSET, recordCapacity - ChunkLayout.RECORD_HEADER_LENGTH);
+        if (length < 0) {
+            throw oversize();
+        }
+        return length;
+    }
+
+    private MessagingException badLength(long length) {
+        return new MessagingException("record writer reported " + length + " bytes with "
+                + (recordCapacity - position - ChunkLayout.RECORD_HEADER_LENGTH) + " available (must be > 0)");
     }
 
     /** Lets the writer serialize the record after its header at {@code at}: -1 if it does not fit {@code room}. */

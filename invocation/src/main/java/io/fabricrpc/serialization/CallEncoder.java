@@ -86,8 +86,13 @@ public final class CallEncoder {
             if (fastLength > limit - offset) {
                 return DOES_NOT_FIT;
             }
-            for (int i = 0; i < fastPrefixSize; i++) {
-                segment.set(CallRecordDescriptor.BYTE, offset + i, (byte) (fastPrefix >>> (i << 3)));
+            if (fastLength >= Long.BYTES) {
+                // One store for the whole prefix; the captures, written next, overwrite the bytes past it.
+                segment.set(CallRecordDescriptor.LONG, offset, fastPrefix);
+            } else {
+                for (int i = 0; i < fastPrefixSize; i++) {
+                    segment.set(CallRecordDescriptor.BYTE, offset + i, (byte) (fastPrefix >>> (i << 3)));
+                }
             }
             fastSender.primitiveWriter.write(function, segment, offset + fastPrefixSize);
             return fastLength;

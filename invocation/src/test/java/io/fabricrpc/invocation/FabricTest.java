@@ -114,6 +114,73 @@ public abstract class FabricTest {
     }
 
     @Test
+    void threadsSharingAContextSlotEachKeepTheirOwnOrderedStream() throws Exception {
+        // A thread's context is found by its id modulo a table size: two live threads whose ids collide, and a
+        // thread that takes over the slot of one that ended, must each still send on their own channels.
+        long perThread = 50_000;
+        Object[][] contexts = {{new Inbox(3)}, {new Inbox(3)}};
+        try (LocalJob job = new LocalJob(fixture(), 2, 1, MessengerConfig.defaults())) {
+            ThreadId receiver = new ThreadId(1, 0);
+            job.runWorkers(contexts, (fabric, index) -> {
+                Inbox inbox = Fabric.currentContext();
+                if (fabric.rank() == 1) {
+                    LocalJob.processUntil(fabric, () -> inbox.received == 3 * perThread, "calls of three threads");
+                    return;
+                }
+                java.util.concurrent.CountDownLatch bothAlive = new java.util.concurrent.CountDownLatch(2);
+                java.util.concurrent.atomic.AtomicReference<Throwable> failure = new java.util.concurrent.atomic.AtomicReference<>();
+                java.util.function.IntFunction<Runnable> sender = id -> () -> {
+                    try {
+                        if (id < 2) {
+                            bothAlive.countDown();
+                            bothAlive.await();
+                        }
+                        for (long sequence = 0; sequence < perThread; sequence++) {
+                            long s = sequence;
+                            assertTrue(fabric.call(receiver, (RemoteContextConsumer<Inbox>) box -> box.record(id, s), null));
+                        }
+                        fabric.flush();
+                    } catch (Throwable t) {
+                        failure.compareAndSet(null, t);
+                    }
+                };
+                Thread first = Thread.ofPlatform().unstarted(sender.apply(0));
+                Thread second = threadInTheSlotOf(first, sender.apply(1));
+                first.start();
+                second.start();
+                join(first, second);
+                Thread successor = threadInTheSlotOf(first, sender.apply(2)); // the slot's holder has ended
+                successor.start();
+                join(successor);
+                assertNull(failure.get());
+            });
+            Inbox inbox = (Inbox) contexts[1][0];
+            assertNull(inbox.error);
+            assertEquals(3 * perThread, inbox.received);
+        }
+    }
+
+    private static Thread threadInTheSlotOf(Thread other, Runnable body) {
+        while (true) {
+            Thread thread = Thread.ofPlatform().unstarted(body);
+            if (((thread.threadId() - other.threadId()) % FabricRuntime.CONTEXT_SLOTS) == 0) {
+                return thread;
+            }
+        }
+    }
+
+    private static void join(Thread... threads) {
+        for (Thread thread : threads) {
+            try {
+                thread.join(120_000);
+            } catch (InterruptedException e) {
+                throw new AssertionError(e);
+            }
+            assertFalse(thread.isAlive(), thread.getName() + " still running");
+        }
+    }
+
+    @Test
     void sendBasedCallsAreExactlyOnceAndInOrder() throws Exception {
         int processes = 2;
         int threads = 2;

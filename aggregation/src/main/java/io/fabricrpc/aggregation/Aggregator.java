@@ -91,6 +91,11 @@ abstract sealed class Aggregator implements RecordChannel permits TraditionalAgg
     }
 
     @Override
+    public void publishDeferred() {
+        messenger.publishDeferred(); // thread-safe on its own: no need to take the aggregator
+    }
+
+    @Override
     public long destination() {
         return messenger.destination();
     }

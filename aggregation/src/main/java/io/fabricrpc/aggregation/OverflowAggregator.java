@@ -179,7 +179,7 @@ final class OverflowAggregator extends Aggregator {
 
     @Override
     public long bufferedBytes() {
-        return tail - head;
+        return tail - head + messenger.bufferedBytes(); // the direct calls' waiting flag counts too
     }
 
     @Override

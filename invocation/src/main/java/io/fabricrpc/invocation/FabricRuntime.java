@@ -422,12 +422,17 @@ public final class FabricRuntime implements Fabric {
                     sendQueueMemory[context.workerIndex]), 64);
         } finally {
             context.inProcessCalls = false;
+            // Calls sent before or by this round leave no flag waiting: one lone WRITE per round at most.
+            context.publishDeferredFlags();
         }
     }
 
     /** Lets a waiting worker run its incoming calls (avoids deadlock between workers calling each other). */
     void help() {
         ThreadContext context = existingContext();
+        if (context != null) {
+            context.publishDeferredFlags(); // the awaited call may be the one whose flag waits
+        }
         if (context != null && context.receiving != null && !context.inProcessCalls
                 && context.nesting < ThreadContext.MAX_NESTING - 1) {
             context.nesting++; // calls run here may send: they prepare their records one level up
@@ -579,6 +584,7 @@ public final class FabricRuntime implements Fabric {
                                                     Serializable function) {
         ThreadContext.CallWriter writer = context.writer();
         writer.prepare(route.encoder, function);
+        context.sentSinceFlags = true;
         return writer;
     }
 
@@ -991,6 +997,7 @@ public final class FabricRuntime implements Fabric {
 
     private void sendRaw(ThreadContext context, int global, MemorySegment record, long offset, long length, int span) {
         Messenger messenger = messenger(context, global);
+        context.sentSinceFlags = true;
         ThreadContext.RawWriter raw = context.raw();
         raw.source = record;
         raw.offset = offset;

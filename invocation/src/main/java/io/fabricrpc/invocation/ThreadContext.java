@@ -49,6 +49,8 @@ final class ThreadContext {
     CallReceiver receiver;
     int workerIndex = -1;
     boolean inProcessCalls;
+    /** A call went out since this thread last sent its channels' deferred flags (thread-confined). */
+    boolean sentSinceFlags;
 
     ReturnSlots.Slot blockingSlot;
     io.fabricrpc.serialization.ResultCodec results;
@@ -120,6 +122,26 @@ final class ThreadContext {
     }
 
     /** Every channel of every view, for flush and close. */
+    /**
+     * Sends the flags this thread's channels left waiting for a next call (RDMA's deferred publication): the thread
+     * is about to wait, or has finished a round of calls. Allocates nothing; a no-op unless a call went out since.
+     */
+    void publishDeferredFlags() {
+        if (!sentSinceFlags) {
+            return;
+        }
+        sentSinceFlags = false;
+        for (Route[] row : routeRows) {
+            if (row != null) {
+                for (Route route : row) {
+                    if (route != null) {
+                        route.channel.publishDeferred();
+                    }
+                }
+            }
+        }
+    }
+
     java.util.List<RecordChannel> allChannels() {
         java.util.List<RecordChannel> all = new java.util.ArrayList<>();
         for (Route[] row : routeRows) {

@@ -44,7 +44,9 @@ import java.lang.invoke.VarHandle;
  * covered by it. A single byte cannot tear, whereas an RDMA WRITE of a 4- or 8-byte flag may be copied byte by byte
  * by the responder (Soft-RoCE's memcpy did exactly that: a reader saw 0x10 of a header 0x110). So one call costs the receiver one
  * cache line it must fetch, not two (record and a separate producer word), and RDMA needs no extra flag write per
- * batch beyond the 4-byte header. A chunk's data area always keeps 4 bytes for the seal after the last record.
+ * batch beyond the 4-byte header. A chunk's data area always keeps 4 bytes for the seal after the last record. Over
+ * RDMA a sender may hold a batch's flag back for its next batch's WRITE to carry (the receiver sees no difference:
+ * a flag still lands only after every byte it covers; see {@link Messenger}'s deferred publication).
  *
  * <p><b>Invariants.</b> Every byte of a chunk's data area beyond the last published header is zero: chunks start
  * zeroed, and the receiver zeroes what a sealed chunk held before it pushes the consumed-chunk count that lets the

@@ -15,6 +15,7 @@ import java.lang.foreign.ValueLayout;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.locks.LockSupport;
@@ -35,6 +36,12 @@ public final class MessagingNode implements AutoCloseable {
     private final ConcurrentHashMap<Long, ReceivingThread> receivers = new ConcurrentHashMap<>();
     private final ConcurrentHashMap<InboxKey, SenderInbox> inboxes = new ConcurrentHashMap<>();
     private final ConcurrentLinkedQueue<Messenger> toFlush = new ConcurrentLinkedQueue<>();
+    /** Messengers that have deferred a flag at least once (RDMA ones): the flusher bounds how long flags wait. */
+    private final Set<Messenger> deferring = ConcurrentHashMap.newKeySet();
+    /** The flusher parks for long (nothing deferred for a while): a sender that defers a flag must wake it. */
+    private volatile boolean flusherAsleep;
+    /** With no flag waiting for this long, the flusher stops ticking and parks until a sender wakes it. */
+    private static final long FLUSHER_QUIET_NANOS = 100_000_000;
     private final List<LocalRegion> notifyRegions = new ArrayList<>();
     private LocalRegion notifyRegion;
     private int notifySlot = NOTIFY_SLOTS_PER_REGION;
@@ -205,6 +212,28 @@ public final class MessagingNode implements AutoCloseable {
         }
     }
 
+    /** The flusher watches {@code messenger}'s deferred flags from now on (once per messenger). */
+    void watchDeferred(Messenger messenger) {
+        deferring.add(messenger);
+        wakeFlusherIfAsleep();
+    }
+
+    void unwatchDeferred(Messenger messenger) {
+        deferring.remove(messenger);
+    }
+
+    /**
+     * A sender deferred a flag, after publishing it with a volatile store: if the flusher is parked for long, wake it
+     * (rare: only after {@code FLUSHER_QUIET_NANOS} without a waiting flag). Volatile on both sides, so either the
+     * sender sees the flusher asleep or the flusher's last look before parking sees the flag.
+     */
+    void wakeFlusherIfAsleep() {
+        if (flusherAsleep) {
+            flusherAsleep = false;
+            LockSupport.unpark(flusher);
+        }
+    }
+
     /** Registers a messenger whose RETRY_ASYNC queue the flusher thread should drain. */
     void flushLater(Messenger messenger) {
         toFlush.add(messenger);
@@ -212,6 +241,7 @@ public final class MessagingNode implements AutoCloseable {
     }
 
     private void flushLoop() {
+        long lastWaiting = System.nanoTime();
         while (!closed) {
             int pending = toFlush.size();
             for (int i = 0; i < pending; i++) {
@@ -228,13 +258,62 @@ public final class MessagingNode implements AutoCloseable {
                             "cannot flush the queue of " + messenger + ": " + e, e);
                 }
             }
-            LockSupport.parkNanos(toFlush.isEmpty() ? 10_000_000 : 50_000);
+            long tick = publishStaleFlags();
+            long now = System.nanoTime();
+            if (tick > 0) {
+                lastWaiting = now;
+            }
+            if (!toFlush.isEmpty()) {
+                LockSupport.parkNanos(50_000);
+            } else if (!deferring.isEmpty() && now - lastWaiting < FLUSHER_QUIET_NANOS) {
+                LockSupport.parkNanos(tick > 0 ? tick : quietTick());
+            } else {
+                flusherAsleep = true; // volatile, then a last look: a sender deferring meanwhile sees it and wakes us
+                if (publishStaleFlags() > 0) {
+                    flusherAsleep = false;
+                    lastWaiting = System.nanoTime();
+                    continue;
+                }
+                LockSupport.parkNanos(10_000_000);
+                flusherAsleep = false;
+                lastWaiting = System.nanoTime();
+            }
         }
+    }
+
+    /**
+     * Sends the deferred flags that did not move since the previous tick. Returns the tick to keep (half the
+     * shortest publication delay among the messengers with a flag still waiting, so none waits longer than its
+     * delay), or 0 if no flag waits.
+     */
+    private long publishStaleFlags() {
+        long tick = 0;
+        for (Messenger messenger : deferring) {
+            try {
+                if (messenger.publishIfStale()) {
+                    long half = Math.max(1_000, messenger.publicationDelay().toNanos() / 2);
+                    tick = tick == 0 ? half : Math.min(tick, half);
+                }
+            } catch (RuntimeException e) {
+                deferring.remove(messenger); // its link failed: the sender's own calls report that
+            }
+        }
+        return tick;
+    }
+
+    /** The tick while no flag waits but senders may defer one any moment. */
+    private long quietTick() {
+        long tick = MessengerConfig.DEFAULT_PUBLICATION_DELAY.toNanos() / 2;
+        for (Messenger messenger : deferring) {
+            tick = Math.min(tick, Math.max(1_000, messenger.publicationDelay().toNanos() / 2));
+        }
+        return tick;
     }
 
     @Override
     public void close() {
         closed = true;
+        deferring.clear();
         LockSupport.unpark(flusher);
         try {
             flusher.join(2000);

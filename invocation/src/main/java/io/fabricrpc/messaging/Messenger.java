@@ -10,7 +10,11 @@ import org.agrona.concurrent.IdleStrategy;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
+import java.lang.invoke.MethodHandles;
+import java.lang.invoke.VarHandle;
+import java.time.Duration;
 import java.util.Arrays;
+import java.util.concurrent.locks.ReentrantLock;
 
 /**
  * The sending half of a one-sided channel from one sender thread to one destination thread (Seriema's
@@ -22,6 +26,20 @@ import java.util.Arrays;
  * <p>Owned by its sender thread: {@link #send} is not thread-safe. Under {@link FullPolicy#RETRY_ASYNC} a
  * flusher thread also drains the messenger's queue; it does so only under the messenger's lock, which the
  * sender thread takes only while the queue is non-empty, so the common path takes no lock.
+ *
+ * <p><b>Deferred publication</b> (transports without a mapped window, i.e. RDMA). Publishing a record there takes two
+ * WRITEs: the record without its first byte, then that byte (its flag) alone, since only a later WRITE is placed
+ * after the record and only a single byte cannot tear ({@link Link#writePublished}). When calls follow each other
+ * the second WRITE is saved: a call's records go out without their flag and the flag waits
+ * ({@code deferredAt}); the next call re-sends the waiting records, flag now set, in front of its own, in one WRITE
+ * with a zero in place of its own flag ({@link Link#writeAround}). Its records are then placed after the previous
+ * ones, and the previous flag is placed no earlier than its records, so the receiver's rule is unchanged. A
+ * re-sent record's bytes equal the ones already placed, so a reader never sees them change. A waiting flag is also
+ * sent alone: by the sender whenever it flushes, waits or seals the chunk, and by the node's flusher thread once
+ * it has waited {@link MessengerConfig#publicationDelay} at most. Every flag write is idempotent (the same byte
+ * from the same staging copy), so the sender and the flusher may both send one. The flusher sends one only under
+ * {@code publicationLock}, which the sender holds to seal and leave a chunk: a late flag never lands in a chunk the
+ * receiver has already zeroed for reuse, and staging is refilled only after the seal (posted later) completed.
  */
 public final class Messenger implements RecordChannel {
     private final MessagingNode node;
@@ -54,6 +72,37 @@ public final class Messenger implements RecordChannel {
 
     private Runnable waitHelper = () -> { };
 
+    /** Re-sending at most this many bytes of waiting records beats a WRITE of its own for their flag. */
+    static final long PIGGYBACK_LIMIT = 512;
+    private static final VarHandle DEFERRED;
+
+    static {
+        try {
+            DEFERRED = MethodHandles.lookup().findVarHandle(Messenger.class, "deferredAt", long.class);
+        } catch (ReflectiveOperationException e) {
+            throw new ExceptionInInitializerError(e);
+        }
+    }
+
+    /** Whether this messenger may defer flags at all (a positive publication delay). */
+    private final boolean defers;
+    /**
+     * Chunk offset of the first byte (the flag) of records written to the current chunk without it, or -1. Set by
+     * the sender thread with a release store after the WRITE of those records was posted; cleared by the sender, or
+     * by a CAS of the flusher after it posted the flag. Accessed through {@link #DEFERRED}.
+     */
+    @SuppressWarnings("unused")
+    private long deferredAt = -1;
+    /** Held to seal and leave a chunk, and by the flusher thread to post a waiting flag. */
+    private final ReentrantLock publicationLock = new ReentrantLock();
+    /** The sender thread has put this messenger on the node's flusher's watch list. */
+    private boolean watched;
+    /** Flusher thread only: the waiting flag it saw at its previous look (-1 if none). */
+    private long flusherSeen = -1;
+    /** Ticket of the latest flag posted by {@link #postDeferredFlag} (possibly by the flusher thread). */
+    private volatile long flagTicket;
+    private volatile boolean closed;
+
     // RETRY_ASYNC queue: records serialized as [header][payload] in arrival order; guarded by `this`.
     private volatile boolean queued;
     private MemorySegment queue = MemorySegment.NULL;
@@ -74,6 +123,7 @@ public final class Messenger implements RecordChannel {
         this.notifyRegion = notifyRegion;
         this.notifyOffset = notifyOffset;
         this.idle = node.idleStrategy();
+        this.defers = !config.publicationDelay().isZero();
     }
 
     public long sender() {
@@ -147,13 +197,15 @@ public final class Messenger implements RecordChannel {
 
     @Override
     public long bufferedBytes() {
-        return queuedBytes() + stagedBytes();
+        long deferred = (long) DEFERRED.getAcquire(this);
+        return queuedBytes() + stagedBytes() + (deferred < 0 ? 0 : ChunkLayout.DATA_OFFSET + published - deferred);
     }
 
-    /** Publishes appended records and drains the RETRY_ASYNC queue, waiting (bounded) for room. */
+    /** Publishes appended records and any waiting flag, and drains the RETRY_ASYNC queue, waiting (bounded) for room. */
     @Override
     public void flush() {
         publish();
+        publishDeferred();
         long start = System.nanoTime();
         while (queuedBytes() > 0 && !drainQueue()) {
             link.checkAlive();
@@ -256,7 +308,7 @@ public final class Messenger implements RecordChannel {
         }
         boolean direct = publishNow && window != null;
         if (direct) {
-            publishStaged(); // appended records go first
+            publishStaged(false); // appended records go first
             link.checkAlive();
         }
         long at = ChunkLayout.DATA_OFFSET + position;
@@ -280,7 +332,7 @@ public final class Messenger implements RecordChannel {
         } else {
             stage(tag, at, length);
             if (publishNow) {
-                publishStaged();
+                publishStaged(defers);
             }
         }
         return true;
@@ -364,11 +416,77 @@ public final class Messenger implements RecordChannel {
         return true;
     }
 
-    /** Sends every appended record not yet sent (one write plus the producer word). */
+    /** Sends every appended record not yet sent, and any waiting flag. */
     public void publish() {
         if (ring.length != 0) {
-            publishStaged();
+            publishStaged(false);
         }
+    }
+
+    /**
+     * Sends the flag of records whose publication waits for the next call, if any (see deferred publication). Any
+     * thread; the sender thread's waits and flushes call it, and so does the node's flusher thread.
+     */
+    @Override
+    public void publishDeferred() {
+        if ((long) DEFERRED.getAcquire(this) < 0) {
+            return;
+        }
+        publicationLock.lock();
+        try {
+            postDeferredFlag();
+        } finally {
+            publicationLock.unlock();
+        }
+    }
+
+    /**
+     * Flusher thread, every tick: sends a waiting flag that has not moved since its previous look (the sender went
+     * quiet). Skips a messenger whose sender is sealing a chunk right now; the seal carries the flag anyway.
+     *
+     * @return true if a flag may still be waiting (look again next tick)
+     */
+    boolean publishIfStale() {
+        if (closed) {
+            return false;
+        }
+        long pending = (long) DEFERRED.getAcquire(this);
+        if (pending < 0) {
+            flusherSeen = -1;
+            return false;
+        }
+        if (pending != flusherSeen) {
+            flusherSeen = pending; // the sender moved it since the last look: it is still sending
+            return true;
+        }
+        if (!publicationLock.tryLock()) {
+            return true;
+        }
+        try {
+            if (!closed) {
+                postDeferredFlag();
+            }
+        } finally {
+            publicationLock.unlock();
+        }
+        flusherSeen = -1;
+        return false;
+    }
+
+    /** Holding publicationLock: posts the waiting flag, if any, of the current chunk (no chunk switch meanwhile). */
+    private void postDeferredFlag() {
+        long pending = (long) DEFERRED.getAcquire(this);
+        if (pending >= 0) {
+            // Idempotent: the same byte the sender's next WRITE would carry; later than the records' WRITE.
+            flagTicket = link.write(staging, pending, ring[current], pending, 1);
+            // CAS, not a store: the sender may have deferred newer records meanwhile, and those keep waiting.
+            DEFERRED.compareAndSet(this, pending, -1L);
+        }
+    }
+
+    /** The publication delay the flusher must keep for this messenger. */
+    Duration publicationDelay() {
+        return config.publicationDelay();
     }
 
     /** Bytes appended but not yet sent. */
@@ -387,7 +505,7 @@ public final class Messenger implements RecordChannel {
         if (ring.length == 0) {
             setUp();
         }
-        publishStaged();
+        publishStaged(false); // and any waiting flag: the framed batch comes from another region and cannot carry it
         if (currentSealed && !advance()) {
             return 0;
         }
@@ -429,18 +547,58 @@ public final class Messenger implements RecordChannel {
     }
 
     /**
-     * Writes the staged records {@code [published, position)} of the current chunk in one publishing write (the
-     * first header last). Zero-copy: the records were serialized where they are sent from.
+     * Writes the staged records {@code [published, position)} of the current chunk (zero-copy: they were serialized
+     * where they are sent from) and publishes them, or, if {@code defer}, leaves their flag waiting for the next call
+     * (transports without a window). Without {@code defer} a flag already waiting goes out too.
      */
-    private void publishStaged() {
+    private void publishStaged(boolean defer) {
         if (published == position) {
+            if (!defer) {
+                publishDeferred();
+            }
             return;
         }
-        RemoteRegion chunk = ring[current];
-        long at = ChunkLayout.DATA_OFFSET + published;
-        // The transport places the first header after the other bytes; the receiver loads it with acquire.
-        lastTicket = link.writePublished(staging, at, chunk, at, position - published);
+        publishRange(ChunkLayout.DATA_OFFSET + published, ChunkLayout.DATA_OFFSET + position, defer && window == null);
         published = position;
+    }
+
+    /**
+     * Writes staged bytes {@code [from, to)} of the current chunk, whose first byte is a record's flag, carrying a
+     * waiting flag along when its records are near enough to re-send; then sends this range's flag, or, if
+     * {@code defer}, leaves it waiting. Sender thread (or the RETRY_ASYNC drainer holding the messenger's lock).
+     */
+    private void publishRange(long from, long to, boolean defer) {
+        RemoteRegion chunk = ring[current];
+        long pending = (long) DEFERRED.getAcquire(this);
+        long ticket;
+        if (pending >= 0 && from - pending <= PIGGYBACK_LIMIT) {
+            // One WRITE: the waiting records again with their flag, then these without theirs (a zero in its place).
+            ticket = link.writeAround(staging, pending, chunk, pending, to - pending, from);
+            if (!defer) {
+                ticket = link.write(staging, from, chunk, from, 1); // a later WRITE: lands after the bytes above
+            }
+        } else {
+            if (pending >= 0) {
+                link.write(staging, pending, chunk, pending, 1); // alone, after the WRITE of its records
+            }
+            ticket = defer ? link.write(staging, from + 1, chunk, from + 1, to - from - 1)
+                    // The transport places the first header after the other bytes; the receiver loads it with acquire.
+                    : link.writePublished(staging, from, chunk, from, to - from);
+        }
+        lastTicket = ticket;
+        if (!defer) {
+            DEFERRED.setRelease(this, -1L);
+            return;
+        }
+        // Whoever reads this offset (acquire) and posts its flag posts it after the WRITE above. Volatile, not just
+        // release: it pairs with the flusher's volatile "asleep" and its last look before parking (Dekker).
+        DEFERRED.setVolatile(this, from);
+        if (!watched) {
+            watched = true;
+            node.watchDeferred(this); // once per messenger: the flusher bounds how long a flag waits
+        } else {
+            node.wakeFlusherIfAsleep();
+        }
     }
 
     /**
@@ -450,16 +608,26 @@ public final class Messenger implements RecordChannel {
      * while the next chunk is not free yet.
      */
     private boolean advance() {
-        publishStaged(); // the chunk is sealed at `position`: everything before it must be out
+        publicationLock.lock(); // no flusher posts a waiting flag of this chunk once it is sealed
+        try {
+            return advanceLocked();
+        } finally {
+            publicationLock.unlock();
+        }
+    }
+
+    private boolean advanceLocked() {
         if (!currentSealed) {
+            publishStaged(true); // the chunk is sealed at `position`: everything before it must be out
             long consumed = consumedChunks();
             if (sealed + 1 - consumed >= ring.length && ring.length < config.cMax()) {
                 grow(Math.min(config.c(), config.cMax() - ring.length));
             }
-            // The seal goes where the next record would: after this chunk's last record, announcing the growth.
+            // The seal goes where the next record would: after this chunk's last record, announcing the growth. Its
+            // write carries a waiting flag along, and the seal's own flag is never deferred.
             long at = ChunkLayout.DATA_OFFSET + position;
             stagingSegment.set(ValueLayout.JAVA_INT_UNALIGNED, at, ChunkLayout.sealHeader(growthSinceSeal));
-            lastTicket = link.writePublished(staging, at, ring[current], at, ChunkLayout.SEAL_LENGTH);
+            publishRange(at, at + ChunkLayout.SEAL_LENGTH, false);
             sealed++;
             growthSinceSeal = 0;
             currentSealed = true;
@@ -602,8 +770,30 @@ public final class Messenger implements RecordChannel {
                 + Long.toHexString(sender) + " -> " + Long.toHexString(destination) + "); raise chunkSize");
     }
 
+    /**
+     * Publishes a waiting flag (the last call is not dropped) and lets the staging writes finish, then frees staging.
+     * A failed link only skips the waiting.
+     */
     @Override
     public void close() {
+        if (closed) {
+            return;
+        }
+        try {
+            if (ring.length != 0) {
+                publishDeferred();
+                link.awaitCompletion(Math.max(lastTicket, flagTicket)); // staging must not be freed under a write
+            }
+        } catch (RuntimeException e) {
+            // the destination is gone or the link failed: nothing more to deliver
+        }
+        publicationLock.lock();
+        try {
+            closed = true; // volatile: the flusher skips a closed messenger; it posts only under this lock
+            node.unwatchDeferred(this);
+        } finally {
+            publicationLock.unlock();
+        }
         staging.close();
     }
 

@@ -7,8 +7,19 @@ import java.time.Duration;
  * bounded by {@code cMax × chunkSize} at the receiver plus one chunk of staging at the sender.
  */
 public record MessengerConfig(int chunkSize, int c, int cMax, FullPolicy fullPolicy, Duration timeout,
-                              long asyncQueueLimitBytes) {
+                              long asyncQueueLimitBytes, Duration publicationDelay) {
+    /** How long a call may stay written but unpublished by default (transports without a mapped window only). */
+    public static final Duration DEFAULT_PUBLICATION_DELAY = Duration.ofNanos(500_000);
+
+    public MessengerConfig(int chunkSize, int c, int cMax, FullPolicy fullPolicy, Duration timeout,
+                           long asyncQueueLimitBytes) {
+        this(chunkSize, c, cMax, fullPolicy, timeout, asyncQueueLimitBytes, DEFAULT_PUBLICATION_DELAY);
+    }
+
     public MessengerConfig {
+        if (publicationDelay.isNegative() || publicationDelay.compareTo(Duration.ofSeconds(1)) > 0) {
+            throw new IllegalArgumentException("publicationDelay must be in [0, 1 s], got " + publicationDelay);
+        }
         if (chunkSize < ChunkLayout.MIN_CHUNK_SIZE || chunkSize % 64 != 0 || chunkSize > ChunkLayout.MAX_RECORD_LENGTH) {
             throw new IllegalArgumentException("chunkSize must be a multiple of 64 in [" + ChunkLayout.MIN_CHUNK_SIZE
                     + ", " + ChunkLayout.MAX_RECORD_LENGTH + "], got " + chunkSize);
@@ -28,18 +39,27 @@ public record MessengerConfig(int chunkSize, int c, int cMax, FullPolicy fullPol
     }
 
     public MessengerConfig withChunks(int chunkSize, int newC, int newCMax) {
-        return new MessengerConfig(chunkSize, newC, newCMax, fullPolicy, timeout, asyncQueueLimitBytes);
+        return new MessengerConfig(chunkSize, newC, newCMax, fullPolicy, timeout, asyncQueueLimitBytes, publicationDelay);
     }
 
     public MessengerConfig withFullPolicy(FullPolicy policy) {
-        return new MessengerConfig(chunkSize, c, cMax, policy, timeout, asyncQueueLimitBytes);
+        return new MessengerConfig(chunkSize, c, cMax, policy, timeout, asyncQueueLimitBytes, publicationDelay);
     }
 
     public MessengerConfig withTimeout(Duration newTimeout) {
-        return new MessengerConfig(chunkSize, c, cMax, fullPolicy, newTimeout, asyncQueueLimitBytes);
+        return new MessengerConfig(chunkSize, c, cMax, fullPolicy, newTimeout, asyncQueueLimitBytes, publicationDelay);
     }
 
     /** The largest payload one call may carry. */
+    /**
+     * Over a transport without a mapped window (RDMA), how long a call's flag may wait for the next call to carry it:
+     * {@code ZERO} publishes every call at once (two WRITEs a call), a positive delay lets a stream of calls go out as
+     * one WRITE each. See {@link Messenger}'s deferred publication.
+     */
+    public MessengerConfig withPublicationDelay(Duration delay) {
+        return new MessengerConfig(chunkSize, c, cMax, fullPolicy, timeout, asyncQueueLimitBytes, delay);
+    }
+
     public long maxPayload() {
         return ChunkLayout.maxPayload(chunkSize);
     }

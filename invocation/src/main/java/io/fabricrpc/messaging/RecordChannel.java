@@ -32,7 +32,14 @@ public interface RecordChannel extends AutoCloseable {
     /** Sends everything buffered, waiting (bounded) for room if needed. */
     void flush();
 
-    /** Bytes accepted but not yet written to the destination. */
+    /**
+     * Sends the flag of records written but left unpublished for the next call to carry (see {@link Messenger}'s
+     * deferred publication), if any. Cheap when there is none; any thread. Waits and idle loops call it.
+     */
+    default void publishDeferred() {
+    }
+
+    /** Bytes accepted but not yet written to the destination (records whose flag waits included). */
     long bufferedBytes();
 
     @Override

@@ -68,6 +68,37 @@ public interface Link {
     }
 
     /**
+     * Writes {@code length} bytes like {@link #write}, except the byte at {@code holeOffset} (inside the range, not
+     * its first byte), which the peer already holds as zero and which this write leaves zero whatever {@code src}
+     * holds there. Under RDMA this is one WRITE gathering [start, hole), a zero byte and (hole, end): a messenger
+     * re-sends its previous, still unpublished records with their flag now set, followed by new records whose flag
+     * must not travel with them, and so publishes the previous batch and writes the next one with one work request
+     * (see {@code Messenger}'s deferred publication). The default issues the two writes around the hole.
+     *
+     * @return the ticket of the (last) write
+     * @throws TransportException as {@link #write}, or if the hole is not strictly inside the range
+     */
+    default long writeAround(LocalRegion src, long srcOffset, RemoteRegion dst, long dstOffset, long length,
+                             long holeOffset) {
+        checkHole(dst, dstOffset, length, holeOffset);
+        long ticket = write(src, srcOffset, dst, dstOffset, holeOffset - dstOffset);
+        long after = dstOffset + length - holeOffset - 1;
+        return after == 0 ? ticket : write(src, srcOffset + holeOffset - dstOffset + 1, dst, holeOffset + 1, after);
+    }
+
+    /**
+     * The argument check every {@link #writeAround} makes.
+     *
+     * @throws TransportException unless {@code dstOffset < holeOffset < dstOffset + length}
+     */
+    static void checkHole(RemoteRegion dst, long dstOffset, long length, long holeOffset) {
+        if (holeOffset <= dstOffset || holeOffset >= dstOffset + length) {
+            throw new TransportException("writeAround needs its hole strictly inside the range after its first byte, got"
+                    + " hole " + holeOffset + " for [" + dstOffset + ", " + (dstOffset + length) + ") of " + dst);
+        }
+    }
+
+    /**
      * {@link #writePublished} of at most {@link #MAX_INLINE_LENGTH} bytes taken from {@code src} during the call
      * (RDMA's inline send): {@code src} may be any memory, heap included, and may be changed as soon as this returns.
      * Small control words are published this way ({@link CounterSlot}) with no registered source of their own.

@@ -183,6 +183,119 @@ public abstract class MessengerTest {
         }
     }
 
+    /**
+     * Over a link without a window (RDMA) a call's flag may wait for the next call; a call that no other follows must
+     * still arrive, published by the node's flusher within the publication delay, with the sender doing nothing.
+     */
+    @Test
+    void aLoneCallArrivesWithoutAnotherCallOrFlush() {
+        try (Messenger messenger = messenger(21, MessengerConfig.defaults())) {
+            OrderChecker checker = new OrderChecker();
+            for (int i = 0; i < 50; i++) {
+                assertTrue(messenger.send(record(21, i, 0)));
+                drain(checker, i + 1); // the sender thread is parked in here: only the flusher can publish
+            }
+            long deadline = System.nanoTime() + 10_000_000_000L;
+            while (messenger.bufferedBytes() > 0 && System.nanoTime() < deadline) {
+                Thread.onSpinWait();
+            }
+            assertEquals(0, messenger.bufferedBytes(), "a published flag leaves nothing buffered");
+        }
+    }
+
+    /**
+     * A stream of calls over a link without a window costs one WRITE a call when flags are deferred, and two when
+     * they are not (publicationDelay zero). Counted where the transport can count them.
+     */
+    @Test
+    void deferredFlagsSaveAWritePerCallInAStream() {
+        if (!(senderEndpoint instanceof io.fabricrpc.transport.WindowlessTransport counted)) {
+            return; // a mapped window publishes with a store: there is no write to save
+        }
+        int calls = 20_000;
+        long[] costs = new long[2];
+        Duration[] delays = {MessengerConfig.DEFAULT_PUBLICATION_DELAY, Duration.ZERO};
+        for (int d = 0; d < 2; d++) {
+            long sender = 0x22L + d;
+            try (Messenger messenger = messenger(sender, MessengerConfig.defaults().withPublicationDelay(delays[d]))) {
+                assertTrue(messenger.send(record(sender, 0, 0))); // set-up (chunk request) out of the count
+                OrderChecker checker = new OrderChecker();
+                drain(checker, 1);
+                long before = counted.workRequests.get();
+                for (int i = 1; i <= calls; i++) {
+                    assertTrue(messenger.send(record(sender, i, 8)));
+                    if (i % 1000 == 0) {
+                        drain(checker, i + 1 - 100); // the receiver keeps up; the last calls may wait for flags
+                    }
+                }
+                costs[d] = counted.workRequests.get() - before;
+                messenger.flush();
+                drain(checker, calls + 1);
+            }
+        }
+        assertTrue(costs[0] < calls * 1.2, "deferred: " + costs[0] + " work requests for " + calls + " calls");
+        assertTrue(costs[1] >= calls * 2, "eager: " + costs[1] + " work requests for " + calls + " calls");
+    }
+
+    /**
+     * The flusher posts waiting flags while the sender keeps writing, fills chunks, seals and reuses them (a 1 µs
+     * publication delay makes it act all the time): every record still arrives once, in order, every byte intact.
+     */
+    @Test
+    void deferredFlagsRaceTheFlusherAcrossChunkReuse() {
+        MessengerConfig config = MessengerConfig.defaults().withChunks(4096, 2, 2)
+                .withPublicationDelay(Duration.ofNanos(1_000));
+        int records = Integer.getInteger("fabricrpc.messenger.flusherRace.records", 100_000);
+        try (Messenger messenger = messenger(23, config)) {
+            AtomicReference<String> error = new AtomicReference<>();
+            java.util.concurrent.atomic.AtomicLong received = new java.util.concurrent.atomic.AtomicLong();
+            Thread destination = Thread.ofPlatform().start(() -> {
+                long[] next = {0};
+                RecordHandler check = (from, tag, record, offset, length) -> {
+                    long expected = next[0]++;
+                    int padding = (int) (expected % 5) * 8;
+                    boolean ok = length == 16 + padding && record.get(ValueLayout.JAVA_LONG_UNALIGNED, offset) == from
+                            && record.get(ValueLayout.JAVA_LONG_UNALIGNED, offset + 8) == expected;
+                    for (int i = 0; ok && i < padding; i += 8) {
+                        ok = record.get(ValueLayout.JAVA_LONG_UNALIGNED, offset + 16 + i) == ~expected;
+                    }
+                    if (!ok) {
+                        error.compareAndSet(null, "record " + expected + " arrived damaged or out of order");
+                    }
+                    received.incrementAndGet();
+                };
+                long deadline = System.nanoTime() + 120_000_000_000L;
+                while (received.get() < records && error.get() == null && System.nanoTime() < deadline) {
+                    if (receiver.processCalls(check) == 0) {
+                        Thread.onSpinWait();
+                    }
+                }
+            });
+            for (long i = 0; i < records && error.get() == null; i++) {
+                long sequence = i;
+                int padding = (int) (sequence % 5) * 8;
+                assertTrue(messenger.send((target, offset, limit) -> {
+                    if (limit < 16 + padding) {
+                        return -1;
+                    }
+                    target.set(ValueLayout.JAVA_LONG_UNALIGNED, offset, 23L);
+                    target.set(ValueLayout.JAVA_LONG_UNALIGNED, offset + 8, sequence);
+                    for (int p = 0; p < padding; p += 8) {
+                        target.set(ValueLayout.JAVA_LONG_UNALIGNED, offset + 16 + p, ~sequence);
+                    }
+                    return 16 + padding;
+                }));
+            }
+            try {
+                destination.join(120_000);
+            } catch (InterruptedException e) {
+                throw new AssertionError(e);
+            }
+            assertNull(error.get());
+            assertEquals(records, received.get());
+        }
+    }
+
     @Test
     void aWriterThatScribblesAndFailsLeavesNoTraceForLaterPasses() {
         MessengerConfig config = MessengerConfig.defaults().withChunks(4096, 2, 2);

@@ -75,6 +75,13 @@ final class HybridLink implements Link {
     }
 
     @Override
+    public long writeAround(LocalRegion src, long srcOffset, RemoteRegion dst, long dstOffset, long length,
+                            long holeOffset) {
+        return inner.writeAround(local(src, "writeAround"), srcOffset, innerRegion(dst, "writeAround"), dstOffset,
+                length, holeOffset);
+    }
+
+    @Override
     public long writePublishedInline(MemorySegment src, long srcOffset, RemoteRegion dst, long dstOffset, int length) {
         return inner.writePublishedInline(src, srcOffset, innerRegion(dst, "writePublishedInline"), dstOffset, length);
     }

@@ -88,6 +88,8 @@ import static io.fabricrpc.transport.rdma.spi.LinkMemoryDescriptor.*;
 final class RdmaLink implements Link {
     private static final long RECEIVE_TAG = 1L << 62;
     private static final int POLL_BATCH = 16;
+    /** Scatter-gather entries of {@link #writeAround}'s WRITE; the QPs are created with at least this many. */
+    static final int GATHER_SGES = 3;
 
     private final RdmaTransport transport;
     final QpEndpoint endpoint;
@@ -117,6 +119,8 @@ final class RdmaLink implements Link {
     private SVCPostSend readCall;
     private SVCPostSend sendCall;
     private SVCPostSend pairCall;
+    private SVCPostSend gatherCall;
+    private SVCPostSend.SendWRMod gatherWr;
     private SVCPostSend.SendWRMod pairFirstWr;
     private SVCPostSend.SendWRMod pairSecondWr;
     private SVCPostSend.SendWRMod writeWr;
@@ -197,6 +201,8 @@ final class RdmaLink implements Link {
         pairCall = preparePair();
         pairFirstWr = pairCall.getWrMod(0);
         pairSecondWr = pairCall.getWrMod(1);
+        gatherCall = prepareGather();
+        gatherWr = gatherCall.getWrMod(0);
         completions = new IbvWC[POLL_BATCH];
         for (int i = 0; i < POLL_BATCH; i++) {
             completions[i] = new IbvWC();
@@ -230,6 +236,20 @@ final class RdmaLink implements Link {
             wrs.add(wr);
         }
         return endpoint.postSend(wrs);
+    }
+
+    /** One RDMA WRITE gathering three pieces: source before the hole, a zero byte, source after the hole. */
+    private SVCPostSend prepareGather() throws IOException {
+        LinkedList<IbvSge> sges = new LinkedList<>();
+        for (int i = 0; i < GATHER_SGES; i++) {
+            IbvSge sge = new IbvSge();
+            sge.setLkey(dataMr.getLkey());
+            sges.add(sge);
+        }
+        IbvSendWR wr = new IbvSendWR();
+        wr.setOpcode(IbvSendWR.IBV_WR_RDMA_WRITE);
+        wr.setSg_list(sges);
+        return endpoint.postSend(List.of(wr));
     }
 
     // ---------------------------------------------------------------- handshake
@@ -425,6 +445,56 @@ final class RdmaLink implements Link {
             qpLock.unlock();
         }
         return synchronousIfLoopback(flagTicket, "RDMA_WRITE pair (writePublished)");
+    }
+
+    @Override
+    public long writeAround(LocalRegion src, long srcOffset, RemoteRegion dst, long dstOffset, long length,
+                            long holeOffset) {
+        Link.checkHole(dst, dstOffset, length, holeOffset);
+        RdmaLocalRegion source = local(src, "writeAround", srcOffset, length);
+        checkRemote(dst, "writeAround", dstOffset, length, true);
+        int before = (int) (holeOffset - dstOffset);
+        int after = (int) (length - before - 1);
+        if (after == 0) {
+            return write(src, srcOffset, dst, dstOffset, before); // the hole ends the range: nothing to gather
+        }
+        long ticket;
+        qpLock.lock();
+        try {
+            checkAlive();
+            ticket = reserve();
+            long scratch = scratchOffset(ticket, sqDepth);
+            data.set(java.lang.foreign.ValueLayout.JAVA_BYTE, scratch, (byte) 0); // plain: the post below reads it after
+            boolean signal = loopback || ticket - lastSignaled >= signalInterval;
+            gatherWr.setWr_id(ticket);
+            gatherWr.setSend_flags(signal ? IbvSendWR.IBV_SEND_SIGNALED : 0);
+            long from = source.address() + srcOffset;
+            setSge(gatherWr.getSgeMod(0), from, before, source.lkey());
+            setSge(gatherWr.getSgeMod(1), data.address() + scratch, 1, dataMr.getLkey());
+            setSge(gatherWr.getSgeMod(2), from + before + 1, after, source.lkey());
+            gatherWr.getRdmaMod().setRemote_addr(dst.address() + dstOffset);
+            gatherWr.getRdmaMod().setRkey(dst.key());
+            try {
+                gatherCall.execute();
+            } catch (IOException e) {
+                fail("RDMA_WRITE (writeAround) could not be posted: " + e.getMessage());
+                checkAlive();
+            }
+            posted = ticket;
+            if (signal) {
+                lastSignaled = ticket;
+                signaledCount++;
+            }
+        } finally {
+            qpLock.unlock();
+        }
+        return synchronousIfLoopback(ticket, "RDMA_WRITE (writeAround)");
+    }
+
+    private static void setSge(SVCPostSend.SgeMod sge, long address, int length, int lkey) {
+        sge.setAddr(address);
+        sge.setLength(length);
+        sge.setLkey(lkey);
     }
 
     @Override
@@ -946,7 +1016,7 @@ final class RdmaLink implements Link {
     private void freeQuietly() {
         try {
             // the QP is destroyed: nothing executes these prepared calls any more
-            for (SVCPostSend call : new SVCPostSend[] {writeCall, readCall, sendCall, pairCall}) {
+            for (SVCPostSend call : new SVCPostSend[] {writeCall, readCall, sendCall, pairCall, gatherCall}) {
                 if (call != null) {
                     call.free();
                 }

@@ -116,7 +116,9 @@ public final class RdmaTransport implements Transport {
         DisniNativeLibrary.load();
         InetSocketAddress bound;
         try {
-            group = new RdmaPassiveEndpointGroup<>(100, Math.max(settings.sqDepth(), settings.recvDepth()) + 1, 1,
+            // maxSge: writeAround gathers three pieces into one WRITE.
+            group = new RdmaPassiveEndpointGroup<>(100, Math.max(settings.sqDepth(), settings.recvDepth()) + 1,
+                    RdmaLink.GATHER_SGES,
                     settings.sqDepth() + settings.recvDepth() + 1);
             group.getConnParam().setRetry_count((byte) 7);
             group.getConnParam().setRnr_retry_count((byte) 7);

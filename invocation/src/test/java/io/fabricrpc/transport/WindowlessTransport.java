@@ -1,0 +1,143 @@
+package io.fabricrpc.transport;
+
+import java.lang.foreign.MemorySegment;
+import java.util.concurrent.atomic.AtomicLong;
+
+/**
+ * A real transport whose links map no peer memory ({@link Link#directWindow} is null), so that protocols take the
+ * path they take over RDMA — staging, {@link Link#writePublished}, {@link Link#writeAround}, deferred flags — over
+ * shared memory in this JVM. Counts the work requests the same calls would post over RDMA.
+ */
+public final class WindowlessTransport implements Transport {
+    private final Transport transport;
+    /** Work requests an RDMA link would have posted for the one-sided writes so far. */
+    public final AtomicLong workRequests = new AtomicLong();
+
+    public WindowlessTransport(Transport transport) {
+        this.transport = transport;
+    }
+
+    @Override
+    public String kind() {
+        return transport.kind();
+    }
+
+    @Override
+    public long endpointId() {
+        return transport.endpointId();
+    }
+
+    @Override
+    public EndpointAddress address() {
+        return transport.address();
+    }
+
+    @Override
+    public LocalRegion allocate(long bytes, RemoteAccess access) {
+        return transport.allocate(bytes, access);
+    }
+
+    @Override
+    public Link connect(EndpointAddress peer) {
+        return new WindowlessLink(transport.connect(peer));
+    }
+
+    @Override
+    public int maxMessageSize() {
+        return transport.maxMessageSize();
+    }
+
+    @Override
+    public int pollMessages(MessageHandler handler, int limit) {
+        return transport.pollMessages(handler, limit);
+    }
+
+    @Override
+    public void close() {
+        transport.close();
+    }
+
+    private final class WindowlessLink implements Link {
+        private final Link link;
+
+        WindowlessLink(Link link) {
+            this.link = link;
+        }
+
+        @Override
+        public long peerId() {
+            return link.peerId();
+        }
+
+        @Override
+        public EndpointAddress peerAddress() {
+            return link.peerAddress();
+        }
+
+        @Override
+        public long write(LocalRegion src, long srcOffset, RemoteRegion dst, long dstOffset, long length) {
+            workRequests.incrementAndGet();
+            return link.write(src, srcOffset, dst, dstOffset, length);
+        }
+
+        @Override
+        public long writeLong(RemoteRegion dst, long dstOffset, long value) {
+            workRequests.incrementAndGet();
+            return link.writeLong(dst, dstOffset, value);
+        }
+
+        @Override
+        public long writePublished(LocalRegion src, long srcOffset, RemoteRegion dst, long dstOffset, long length) {
+            workRequests.addAndGet(2);
+            return link.writePublished(src, srcOffset, dst, dstOffset, length);
+        }
+
+        @Override
+        public long writeAround(LocalRegion src, long srcOffset, RemoteRegion dst, long dstOffset, long length,
+                                long holeOffset) {
+            workRequests.incrementAndGet(); // one gathering WRITE over RDMA; here the default's two copies
+            Link.checkHole(dst, dstOffset, length, holeOffset);
+            long before = holeOffset - dstOffset;
+            long ticket = link.write(src, srcOffset, dst, dstOffset, before);
+            long after = length - before - 1;
+            return after == 0 ? ticket : link.write(src, srcOffset + before + 1, dst, holeOffset + 1, after);
+        }
+
+        @Override
+        public long writePublishedInline(MemorySegment src, long srcOffset, RemoteRegion dst, long dstOffset, int length) {
+            workRequests.addAndGet(length == 1 ? 1 : 2);
+            return link.writePublishedInline(src, srcOffset, dst, dstOffset, length);
+        }
+
+        @Override
+        public long read(RemoteRegion src, long srcOffset, LocalRegion dst, long dstOffset, long length) {
+            workRequests.incrementAndGet();
+            return link.read(src, srcOffset, dst, dstOffset, length);
+        }
+
+        @Override
+        public boolean send(int type, MemorySegment payload, long offset, int length) {
+            return link.send(type, payload, offset, length);
+        }
+
+        @Override
+        public boolean isComplete(long ticket) {
+            return link.isComplete(ticket);
+        }
+
+        @Override
+        public void awaitCompletion(long ticket) {
+            link.awaitCompletion(ticket);
+        }
+
+        @Override
+        public void checkAlive() {
+            link.checkAlive();
+        }
+
+        @Override
+        public boolean isAlive() {
+            return link.isAlive();
+        }
+    }
+}

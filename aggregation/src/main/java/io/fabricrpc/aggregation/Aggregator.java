@@ -90,6 +90,12 @@ abstract sealed class Aggregator implements RecordChannel permits TraditionalAgg
         return messenger.link();
     }
 
+    /** The aggregator is taken (a lock) around its flush: any thread may run it. */
+    @Override
+    public void flushFromAnotherThread() {
+        flush();
+    }
+
     @Override
     public void publishDeferred() {
         messenger.publishDeferred(); // thread-safe on its own: no need to take the aggregator

@@ -177,6 +177,15 @@ final class OverflowAggregator extends Aggregator {
         }
     }
 
+    /**
+     * The direct path sends without taking the aggregator, so another thread leaves the messenger's sending state
+     * alone: it publishes the waiting flag only. Exceeding calls go out through the aggregation flusher.
+     */
+    @Override
+    public void flushFromAnotherThread() {
+        messenger.publishDeferred();
+    }
+
     @Override
     public long bufferedBytes() {
         return tail - head + messenger.bufferedBytes(); // the direct calls' waiting flag counts too

@@ -1071,12 +1071,21 @@ public final class FabricRuntime implements Fabric {
 
     // -------------------------------------------------------------------------------------------------- lifecycle
 
+    /**
+     * Flushes the calling thread's channels, and what other threads' channels let another thread flush: their
+     * deferred flags and, for the aggregators (which lock), their batches. A plain messenger's sending state belongs
+     * to its thread, which may be sending right now.
+     */
     @Override
     public void flush() {
-        long start = System.nanoTime();
+        Thread me = Thread.currentThread();
         for (ThreadContext context : allContexts) {
             for (RecordChannel channel : context.allChannels()) {
-                channel.flush(); // bounded by the channel's timeout and the destination's liveness
+                if (context.thread == me) {
+                    channel.flush(); // bounded by the channel's timeout and the destination's liveness
+                } else {
+                    channel.flushFromAnotherThread();
+                }
             }
         }
     }

@@ -440,6 +440,15 @@ public final class Messenger implements RecordChannel {
         }
     }
 
+    /** Another thread's flush: the waiting flag, and one pass over the RETRY_ASYNC queue (guarded by the lock). */
+    @Override
+    public void flushFromAnotherThread() {
+        publishDeferred();
+        if (queued) {
+            drainQueue();
+        }
+    }
+
     /**
      * Flusher thread, every tick: sends a waiting flag that has not moved since its previous look (the sender went
      * quiet). Skips a messenger whose sender is sealing a chunk right now; the seal carries the flag anyway.

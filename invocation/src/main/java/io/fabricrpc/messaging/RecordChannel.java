@@ -29,8 +29,16 @@ public interface RecordChannel extends AutoCloseable {
     /** The destination thread's id. */
     long destination();
 
-    /** Sends everything buffered, waiting (bounded) for room if needed. */
+    /** Sends everything buffered, waiting (bounded) for room if needed. The sending thread's call. */
     void flush();
+
+    /**
+     * What a thread other than the sending one may flush without racing it: the channel's deferred flag, and whatever
+     * the channel guards with a lock of its own. Never waits for room.
+     */
+    default void flushFromAnotherThread() {
+        publishDeferred();
+    }
 
     /**
      * Sends the flag of records written but left unpublished for the next call to carry (see {@link Messenger}'s

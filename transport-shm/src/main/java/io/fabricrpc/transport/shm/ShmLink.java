@@ -89,7 +89,8 @@ final class ShmLink implements Link {
 
     @Override
     public MemorySegment directWindow(RemoteRegion region) {
-        return target(region, "directWindow", 0, region.length(), true);
+        MemorySegment window = target(region, "directWindow", 0, region.length(), true);
+        return transport.directWindows ? window : null;
     }
 
     @Override

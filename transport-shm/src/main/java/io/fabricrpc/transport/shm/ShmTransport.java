@@ -34,7 +34,8 @@ import java.util.concurrent.atomic.AtomicLong;
  * older than {@code shm.peerTimeoutMillis} is marked failed, and every wait on it ends.
  *
  * <p>Configuration keys: {@code shm.dir} (base directory, default {@code /dev/shm}), {@code shm.messageQueueBytes}
- * (power of two, default 65536), {@code shm.heartbeatMillis} (default 20), {@code shm.peerTimeoutMillis}
+ * (power of two, default 65536), {@code shm.directWindows} (default true; false: no peer memory mapped for direct
+ * stores, so the protocols take RDMA's staged path), {@code shm.heartbeatMillis} (default 20), {@code shm.peerTimeoutMillis}
  * (default 10000).
  */
 public final class ShmTransport implements Transport {
@@ -48,6 +49,7 @@ public final class ShmTransport implements Transport {
     private final int ringCapacity;
     private final long heartbeatMillis;
     private final long peerTimeoutMillis;
+    final boolean directWindows;
     private final Arena arena = Arena.ofShared();
     private final MemorySegment endpointFile;
     private final ManyToOneRingBuffer incoming;
@@ -64,6 +66,16 @@ public final class ShmTransport implements Transport {
     private final org.agrona.concurrent.MessageHandler ringReader = this::deliver;
 
     ShmTransport(Path baseDirectory, int ringCapacity, long heartbeatMillis, long peerTimeoutMillis) {
+        this(baseDirectory, ringCapacity, heartbeatMillis, peerTimeoutMillis, true);
+    }
+
+    /**
+     * @param directWindows whether links hand out {@link Link#directWindow}s into peer memory ({@code shm.directWindows},
+     *                      default true); false makes protocols take the staged path they take over RDMA
+     */
+    ShmTransport(Path baseDirectory, int ringCapacity, long heartbeatMillis, long peerTimeoutMillis,
+                 boolean directWindows) {
+        this.directWindows = directWindows;
         if (Integer.bitCount(ringCapacity) != 1 || ringCapacity < 1024) {
             throw new TransportException("shm.messageQueueBytes must be a power of two >= 1024, got " + ringCapacity);
         }

@@ -19,7 +19,8 @@ public final class ShmTransportProvider implements TransportProvider {
         return new ShmTransport(Path.of(config.getOrDefault("shm.dir", "/dev/shm")),
                 (int) number(config, "shm.messageQueueBytes", 65536),
                 number(config, "shm.heartbeatMillis", 20),
-                number(config, "shm.peerTimeoutMillis", 10_000));
+                number(config, "shm.peerTimeoutMillis", 10_000),
+                Boolean.parseBoolean(config.getOrDefault("shm.directWindows", "true")));
     }
 
     private static long number(Map<String, String> config, String key, long defaultValue) {

@@ -2,6 +2,7 @@ package io.fabricrpc.messaging;
 
 import io.fabricrpc.transport.CounterSlot;
 import io.fabricrpc.transport.Link;
+import io.fabricrpc.transport.PeerFailedException;
 import io.fabricrpc.transport.LocalRegion;
 import io.fabricrpc.transport.RemoteAccess;
 import io.fabricrpc.transport.RemoteRegion;
@@ -308,7 +309,9 @@ public final class Messenger implements RecordChannel {
         }
         boolean direct = publishNow && window != null;
         if (direct) {
-            publishStaged(false); // appended records go first
+            if (published != position) {
+                publishStaged(false); // appended records go first (a window never defers a flag)
+            }
             link.checkAlive();
         }
         long at = ChunkLayout.DATA_OFFSET + position;
@@ -486,8 +489,14 @@ public final class Messenger implements RecordChannel {
     private void postDeferredFlag() {
         long pending = (long) DEFERRED.getAcquire(this);
         if (pending >= 0) {
-            // Idempotent: the same byte the sender's next WRITE would carry; later than the records' WRITE.
-            flagTicket = link.write(staging, pending, ring[current], pending, 1);
+            try {
+                // Idempotent: the same byte the sender's next WRITE would carry; later than the records' WRITE.
+                flagTicket = link.write(staging, pending, ring[current], pending, 1);
+            } catch (PeerFailedException e) {
+                // The destination is gone: its calls cannot arrive, and whoever waits on them is told by that wait.
+                DEFERRED.compareAndSet(this, pending, -1L);
+                return;
+            }
             // CAS, not a store: the sender may have deferred newer records meanwhile, and those keep waiting.
             DEFERRED.compareAndSet(this, pending, -1L);
         }

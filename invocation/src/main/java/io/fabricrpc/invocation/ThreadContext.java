@@ -121,7 +121,6 @@ final class ThreadContext {
         return row;
     }
 
-    /** Every channel of every view, for flush and close. */
     /**
      * Sends the flags this thread's channels left waiting for a next call (RDMA's deferred publication): the thread
      * is about to wait, or has finished a round of calls. Allocates nothing; a no-op unless a call went out since.
@@ -142,6 +141,7 @@ final class ThreadContext {
         }
     }
 
+    /** Every channel of every view, for flush and close. */
     java.util.List<RecordChannel> allChannels() {
         java.util.List<RecordChannel> all = new java.util.ArrayList<>();
         for (Route[] row : routeRows) {

@@ -96,11 +96,11 @@ public final class Messenger implements RecordChannel {
     private long deferredAt = -1;
     /** Held to seal and leave a chunk, and by the flusher thread to post a waiting flag. */
     private final ReentrantLock publicationLock = new ReentrantLock();
-    /** The sender thread has put this messenger on the node's flusher's watch list. */
+    /** The messenger is on the flusher's watch list (plain: a racing second add to the set is harmless). */
     private boolean watched;
     /** Flusher thread only: the waiting flag it saw at its previous look (-1 if none). */
     private long flusherSeen = -1;
-    /** Ticket of the latest flag posted by {@link #postDeferredFlag} (possibly by the flusher thread). */
+    /** Ticket of the latest flag posted by {@link #postDeferredFlag}; volatile: the flusher writes it, close reads it. */
     private volatile long flagTicket;
     private volatile boolean closed;
 
@@ -206,7 +206,6 @@ public final class Messenger implements RecordChannel {
     @Override
     public void flush() {
         publish();
-        publishDeferred();
         long start = System.nanoTime();
         while (queuedBytes() > 0 && !drainQueue()) {
             link.checkAlive();
@@ -494,8 +493,6 @@ public final class Messenger implements RecordChannel {
                 flagTicket = link.write(staging, pending, ring[current], pending, 1);
             } catch (PeerFailedException e) {
                 // The destination is gone: its calls cannot arrive, and whoever waits on them is told by that wait.
-                DEFERRED.compareAndSet(this, pending, -1L);
-                return;
             }
             // CAS, not a store: the sender may have deferred newer records meanwhile, and those keep waiting.
             DEFERRED.compareAndSet(this, pending, -1L);

@@ -50,7 +50,6 @@ public record MessengerConfig(int chunkSize, int c, int cMax, FullPolicy fullPol
         return new MessengerConfig(chunkSize, c, cMax, fullPolicy, newTimeout, asyncQueueLimitBytes, publicationDelay);
     }
 
-    /** The largest payload one call may carry. */
     /**
      * Over a transport without a mapped window (RDMA), how long a call's flag may wait for the next call to carry it:
      * {@code ZERO} publishes every call at once (two WRITEs a call), a positive delay lets a stream of calls go out as
@@ -60,6 +59,7 @@ public record MessengerConfig(int chunkSize, int c, int cMax, FullPolicy fullPol
         return new MessengerConfig(chunkSize, c, cMax, fullPolicy, timeout, asyncQueueLimitBytes, delay);
     }
 
+    /** The largest payload one call may carry. */
     public long maxPayload() {
         return ChunkLayout.maxPayload(chunkSize);
     }

@@ -95,12 +95,8 @@ public final class WindowlessTransport implements Transport {
         @Override
         public long writeAround(LocalRegion src, long srcOffset, RemoteRegion dst, long dstOffset, long length,
                                 long holeOffset) {
-            workRequests.incrementAndGet(); // one gathering WRITE over RDMA; here the default's two copies
-            Link.checkHole(dst, dstOffset, length, holeOffset);
-            long before = holeOffset - dstOffset;
-            long ticket = link.write(src, srcOffset, dst, dstOffset, before);
-            long after = length - before - 1;
-            return after == 0 ? ticket : link.write(src, srcOffset + before + 1, dst, holeOffset + 1, after);
+            workRequests.incrementAndGet(); // one gathering WRITE over RDMA
+            return link.writeAround(src, srcOffset, dst, dstOffset, length, holeOffset);
         }
 
         @Override

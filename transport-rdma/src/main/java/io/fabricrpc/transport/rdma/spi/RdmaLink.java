@@ -465,26 +465,11 @@ final class RdmaLink implements Link {
             ticket = reserve();
             long scratch = scratchOffset(ticket, sqDepth);
             data.set(java.lang.foreign.ValueLayout.JAVA_BYTE, scratch, (byte) 0); // plain: the post below reads it after
-            boolean signal = loopback || ticket - lastSignaled >= signalInterval;
-            gatherWr.setWr_id(ticket);
-            gatherWr.setSend_flags(signal ? IbvSendWR.IBV_SEND_SIGNALED : 0);
             long from = source.address() + srcOffset;
             setSge(gatherWr.getSgeMod(0), from, before, source.lkey());
             setSge(gatherWr.getSgeMod(1), data.address() + scratch, 1, dataMr.getLkey());
             setSge(gatherWr.getSgeMod(2), from + before + 1, after, source.lkey());
-            gatherWr.getRdmaMod().setRemote_addr(dst.address() + dstOffset);
-            gatherWr.getRdmaMod().setRkey(dst.key());
-            try {
-                gatherCall.execute();
-            } catch (IOException e) {
-                fail("RDMA_WRITE (writeAround) could not be posted: " + e.getMessage());
-                checkAlive();
-            }
-            posted = ticket;
-            if (signal) {
-                lastSignaled = ticket;
-                signaledCount++;
-            }
+            post(gatherCall, gatherWr, ticket, loopback, dst.address() + dstOffset, dst.key(), "RDMA_WRITE (writeAround)");
         } finally {
             qpLock.unlock();
         }
@@ -732,13 +717,16 @@ final class RdmaLink implements Link {
     /** Holding qpLock, after {@link #reserve}. */
     private void postSend(SVCPostSend call, SVCPostSend.SendWRMod wr, long ticket, boolean forceSignal, long localAddress,
                           int length, int lkey, long remoteAddress, int rkey, String operation) {
+        setSge(wr.getSgeMod(0), localAddress, length, lkey);
+        post(call, wr, ticket, forceSignal, remoteAddress, rkey, operation);
+    }
+
+    /** Holding qpLock, after {@link #reserve} and with {@code wr}'s gather entries set: numbers, signals, posts. */
+    private void post(SVCPostSend call, SVCPostSend.SendWRMod wr, long ticket, boolean forceSignal, long remoteAddress,
+                      int rkey, String operation) {
         boolean signal = forceSignal || ticket - lastSignaled >= signalInterval;
         wr.setWr_id(ticket);
         wr.setSend_flags(signal ? IbvSendWR.IBV_SEND_SIGNALED : 0);
-        SVCPostSend.SgeMod sge = wr.getSgeMod(0);
-        sge.setAddr(localAddress);
-        sge.setLength(length);
-        sge.setLkey(lkey);
         SVCPostSend.RdmaMod rdma = wr.getRdmaMod();
         rdma.setRemote_addr(remoteAddress);
         rdma.setRkey(rkey);

@@ -41,6 +41,20 @@ import java.util.concurrent.locks.ReentrantLock;
  * from the same staging copy), so the sender and the flusher may both send one. The flusher sends one only under
  * {@code publicationLock}, which the sender holds to seal and leave a chunk: a late flag never lands in a chunk the
  * receiver has already zeroed for reuse, and staging is refilled only after the seal (posted later) completed.
+ *
+ * <p><b>Coalescing</b> ({@link MessengerConfig#coalescing}). While the link is backlogged ({@link Link#isBacklogged}:
+ * its writes queue in front of the device), a call is not written at all: its records join the waiting range as
+ * <em>held</em> ({@code UNSENT}), and the next call that finds the link free sends them, with its own, in one WRITE
+ * without the first flag, which goes later (it covers every record behind it, as a batch's first header does). So a
+ * stream faster than the device costs one WRITE per device slot, not per call; a call on an idle link goes out at
+ * once. Held records go out on every path that sends a waiting flag, within the publication delay at most.
+ *
+ * <p><b>The waiting range</b> ({@code deferred}, packed {@code start << 32 | end}, plus {@code UNSENT}): the records
+ * {@code [start, end)} of the current chunk whose first flag has not been sent; without {@code UNSENT} all their
+ * other bytes have been written. Invariant: a write never leaves a zero (a hole) where a flag may already have been
+ * sent. The sender's holes are at the first flag of records nobody else ever sent; a held range's first flag is
+ * sent by whoever claims the range with a CAS to -1 (the sender, or the flusher, which claims before it writes), and
+ * the sender extends a range by CAS only, so a range the flusher has claimed is never extended.
  */
 public final class Messenger implements RecordChannel {
     private final MessagingNode node;
@@ -79,7 +93,7 @@ public final class Messenger implements RecordChannel {
 
     static {
         try {
-            DEFERRED = MethodHandles.lookup().findVarHandle(Messenger.class, "deferredAt", long.class);
+            DEFERRED = MethodHandles.lookup().findVarHandle(Messenger.class, "deferred", long.class);
         } catch (ReflectiveOperationException e) {
             throw new ExceptionInInitializerError(e);
         }
@@ -87,13 +101,17 @@ public final class Messenger implements RecordChannel {
 
     /** Whether this messenger may defer flags at all (a positive publication delay). */
     private final boolean defers;
+    /** Whether it may also hold whole calls while the link is backlogged. */
+    private final boolean coalesces;
     /**
-     * Chunk offset of the first byte (the flag) of records written to the current chunk without it, or -1. Set by
-     * the sender thread with a release store after the WRITE of those records was posted; cleared by the sender, or
-     * by a CAS of the flusher after it posted the flag. Accessed through {@link #DEFERRED}.
+     * The waiting range (see the class doc), or -1. Set by the sender thread with a volatile store after the WRITE of
+     * the range's bytes was posted (or, for a held range, by CAS); cleared by the sender, or claimed (CAS to -1) by the
+     * sender or by the flusher before it sends the range. Accessed through {@link #DEFERRED}.
      */
     @SuppressWarnings("unused")
-    private long deferredAt = -1;
+    private long deferred = -1;
+    /** In {@code deferred}: the range's bytes have not been written yet (held calls). */
+    private static final long UNSENT = 1L << 62;
     /** Held to seal and leave a chunk, and by the flusher thread to post a waiting flag. */
     private final ReentrantLock publicationLock = new ReentrantLock();
     /** The messenger is on the flusher's watch list (plain: a racing second add to the set is harmless). */
@@ -125,6 +143,7 @@ public final class Messenger implements RecordChannel {
         this.notifyOffset = notifyOffset;
         this.idle = node.idleStrategy();
         this.defers = !config.publicationDelay().isZero();
+        this.coalesces = defers && config.coalescing();
     }
 
     public long sender() {
@@ -198,8 +217,8 @@ public final class Messenger implements RecordChannel {
 
     @Override
     public long bufferedBytes() {
-        long deferred = (long) DEFERRED.getAcquire(this);
-        return queuedBytes() + stagedBytes() + (deferred < 0 ? 0 : ChunkLayout.DATA_OFFSET + published - deferred);
+        long waiting = (long) DEFERRED.getAcquire(this);
+        return queuedBytes() + stagedBytes() + (waiting < 0 ? 0 : rangeEnd(waiting) - rangeStart(waiting));
     }
 
     /** Publishes appended records and any waiting flag, and drains the RETRY_ASYNC queue, waiting (bounded) for room. */
@@ -334,7 +353,11 @@ public final class Messenger implements RecordChannel {
         } else {
             stage(tag, at, length);
             if (publishNow) {
-                publishStaged(defers);
+                if (coalesces && link.isBacklogged(lastTicket)) {
+                    holdStaged();
+                } else {
+                    publishStaged(defers);
+                }
             }
         }
         return true;
@@ -484,19 +507,34 @@ public final class Messenger implements RecordChannel {
         return false;
     }
 
-    /** Holding publicationLock: posts the waiting flag, if any, of the current chunk (no chunk switch meanwhile). */
+    /** Holding publicationLock: sends the waiting range, if any, of the current chunk (no chunk switch meanwhile). */
     private void postDeferredFlag() {
         long pending = (long) DEFERRED.getAcquire(this);
-        if (pending >= 0) {
+        // Claim first (CAS): a range the sender has moved on from, or extended, stays the sender's to send.
+        if (pending >= 0 && DEFERRED.compareAndSet(this, pending, -1L)) {
+            long start = rangeStart(pending);
             try {
-                // Idempotent: the same byte the sender's next WRITE would carry; later than the records' WRITE.
-                flagTicket = link.write(staging, pending, ring[current], pending, 1);
+                flagTicket = (pending & UNSENT) != 0
+                        // Held calls: their bytes, then the first flag in a later WRITE.
+                        ? link.writePublished(staging, start, ring[current], start, rangeEnd(pending) - start)
+                        // Idempotent: the same byte the sender's next WRITE would carry; later than the records' WRITE.
+                        : link.write(staging, start, ring[current], start, 1);
             } catch (PeerFailedException e) {
                 // The destination is gone: its calls cannot arrive, and whoever waits on them is told by that wait.
             }
-            // CAS, not a store: the sender may have deferred newer records meanwhile, and those keep waiting.
-            DEFERRED.compareAndSet(this, pending, -1L);
         }
+    }
+
+    private static long range(long start, long end, boolean unsent) {
+        return start << 32 | end | (unsent ? UNSENT : 0);
+    }
+
+    private static long rangeStart(long range) {
+        return (range & ~UNSENT) >>> 32;
+    }
+
+    private static long rangeEnd(long range) {
+        return range & 0xFFFF_FFFFL;
     }
 
     /** The publication delay the flusher must keep for this messenger. */
@@ -584,7 +622,14 @@ public final class Messenger implements RecordChannel {
      */
     private void publishRange(long from, long to, boolean defer) {
         RemoteRegion chunk = ring[current];
-        long pending = (long) DEFERRED.getAcquire(this);
+        long waiting = (long) DEFERRED.getAcquire(this);
+        if (waiting >= 0 && (waiting & UNSENT) != 0) {
+            if (DEFERRED.compareAndSet(this, waiting, -1L)) {
+                from = rangeStart(waiting); // held calls go first, in this WRITE; their first flag covers ours too
+            } // else the flusher claimed them: it sends them, flag included
+            waiting = -1;
+        }
+        long pending = waiting < 0 ? -1 : rangeStart(waiting);
         long ticket;
         if (pending >= 0 && from - pending <= PIGGYBACK_LIMIT) {
             // One WRITE: the waiting records again with their flag, then these without theirs (a zero in its place).
@@ -605,9 +650,30 @@ public final class Messenger implements RecordChannel {
             DEFERRED.setRelease(this, -1L);
             return;
         }
-        // Whoever reads this offset (acquire) and posts its flag posts it after the WRITE above. Volatile, not just
+        // Whoever reads this range (acquire) and posts its flag posts it after the WRITE above. Volatile, not just
         // release: it pairs with the flusher's volatile "asleep" and its last look before parking (Dekker).
-        DEFERRED.setVolatile(this, from);
+        DEFERRED.setVolatile(this, range(from, to, false));
+        watchDeferred();
+    }
+
+    /**
+     * Coalescing: the link is backlogged, so the staged records {@code [published, position)} are not written now;
+     * they join the waiting range as held, for the next call's WRITE (or the flusher) to send. Sender thread.
+     */
+    private void holdStaged() {
+        long from = ChunkLayout.DATA_OFFSET + published;
+        long to = ChunkLayout.DATA_OFFSET + position;
+        long waiting = (long) DEFERRED.getAcquire(this);
+        // Extend by CAS (volatile, as the store below): if the flusher claimed the range meanwhile, it may have sent
+        // its flag already, so these records start a range of their own instead.
+        if (waiting < 0 || !DEFERRED.compareAndSet(this, waiting, range(rangeStart(waiting), to, true))) {
+            DEFERRED.setVolatile(this, range(from, to, true));
+        }
+        published = position;
+        watchDeferred();
+    }
+
+    private void watchDeferred() {
         if (!watched) {
             watched = true;
             node.watchDeferred(this); // once per messenger: the flusher bounds how long a flag waits

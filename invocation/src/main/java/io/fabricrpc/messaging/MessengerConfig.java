@@ -7,13 +7,13 @@ import java.time.Duration;
  * bounded by {@code cMax × chunkSize} at the receiver plus one chunk of staging at the sender.
  */
 public record MessengerConfig(int chunkSize, int c, int cMax, FullPolicy fullPolicy, Duration timeout,
-                              long asyncQueueLimitBytes, Duration publicationDelay) {
+                              long asyncQueueLimitBytes, Duration publicationDelay, boolean coalescing) {
     /** How long a call may stay written but unpublished by default (transports without a mapped window only). */
     public static final Duration DEFAULT_PUBLICATION_DELAY = Duration.ofNanos(500_000);
 
     public MessengerConfig(int chunkSize, int c, int cMax, FullPolicy fullPolicy, Duration timeout,
                            long asyncQueueLimitBytes) {
-        this(chunkSize, c, cMax, fullPolicy, timeout, asyncQueueLimitBytes, DEFAULT_PUBLICATION_DELAY);
+        this(chunkSize, c, cMax, fullPolicy, timeout, asyncQueueLimitBytes, DEFAULT_PUBLICATION_DELAY, true);
     }
 
     public MessengerConfig {
@@ -39,15 +39,18 @@ public record MessengerConfig(int chunkSize, int c, int cMax, FullPolicy fullPol
     }
 
     public MessengerConfig withChunks(int chunkSize, int newC, int newCMax) {
-        return new MessengerConfig(chunkSize, newC, newCMax, fullPolicy, timeout, asyncQueueLimitBytes, publicationDelay);
+        return new MessengerConfig(chunkSize, newC, newCMax, fullPolicy, timeout, asyncQueueLimitBytes,
+                publicationDelay, coalescing);
     }
 
     public MessengerConfig withFullPolicy(FullPolicy policy) {
-        return new MessengerConfig(chunkSize, c, cMax, policy, timeout, asyncQueueLimitBytes, publicationDelay);
+        return new MessengerConfig(chunkSize, c, cMax, policy, timeout, asyncQueueLimitBytes,
+                publicationDelay, coalescing);
     }
 
     public MessengerConfig withTimeout(Duration newTimeout) {
-        return new MessengerConfig(chunkSize, c, cMax, fullPolicy, newTimeout, asyncQueueLimitBytes, publicationDelay);
+        return new MessengerConfig(chunkSize, c, cMax, fullPolicy, newTimeout, asyncQueueLimitBytes,
+                publicationDelay, coalescing);
     }
 
     /**
@@ -56,7 +59,19 @@ public record MessengerConfig(int chunkSize, int c, int cMax, FullPolicy fullPol
      * one WRITE each. See {@link Messenger}'s deferred publication.
      */
     public MessengerConfig withPublicationDelay(Duration delay) {
-        return new MessengerConfig(chunkSize, c, cMax, fullPolicy, timeout, asyncQueueLimitBytes, delay);
+        return new MessengerConfig(chunkSize, c, cMax, fullPolicy, timeout, asyncQueueLimitBytes, delay, coalescing);
+    }
+
+    /**
+     * Over a transport without a mapped window, whether calls made while the link is backlogged (its writes queue in
+     * front of the device, {@link io.fabricrpc.transport.Link#isBacklogged}) are held and go out together with the
+     * next call's WRITE, as TCP's autocorking does: one WRITE then carries every call made while the previous ones
+     * were still queued. Calls on an idle link still go out at once; a held call waits at most
+     * {@link #publicationDelay}. Needs a positive publication delay; on by default.
+     */
+    public MessengerConfig withCoalescing(boolean enabled) {
+        return new MessengerConfig(chunkSize, c, cMax, fullPolicy, timeout, asyncQueueLimitBytes, publicationDelay,
+                enabled);
     }
 
     /** The largest payload one call may carry. */

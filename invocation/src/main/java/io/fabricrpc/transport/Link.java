@@ -168,6 +168,16 @@ public interface Link {
     boolean isComplete(long ticket);
 
     /**
+     * Whether writes issued up to {@code ticket} still queue in front of the device in such numbers that a write
+     * issued now would wait behind them: a hint for senders that may hold small writes back and send them together
+     * ({@code Messenger}'s coalescing). Cheap and never waits; may reap completions. A transport whose writes complete
+     * as they are issued is never backlogged (the default).
+     */
+    default boolean isBacklogged(long ticket) {
+        return false;
+    }
+
+    /**
      * Waits (bounded by the link's liveness checks) until {@code ticket} completes.
      *
      * @throws PeerFailedException if the peer fails first

@@ -2,16 +2,20 @@ package io.fabricrpc.transport;
 
 import java.lang.foreign.MemorySegment;
 import java.util.concurrent.atomic.AtomicLong;
+import java.util.function.BooleanSupplier;
 
 /**
  * A real transport whose links map no peer memory ({@link Link#directWindow} is null), so that protocols take the
  * path they take over RDMA — staging, {@link Link#writePublished}, {@link Link#writeAround}, deferred flags — over
- * shared memory in this JVM. Counts the work requests the same calls would post over RDMA.
+ * shared memory in this JVM. Counts the work requests the same calls would post over RDMA, and plays a backlogged
+ * send queue on demand ({@link #backlogged}), which shared memory never has.
  */
 public final class WindowlessTransport implements Transport {
     private final Transport transport;
     /** Work requests an RDMA link would have posted for the one-sided writes so far. */
     public final AtomicLong workRequests = new AtomicLong();
+    /** What the links' {@link Link#isBacklogged} answers (asked on the sending thread). */
+    public volatile BooleanSupplier backlogged = () -> false;
 
     public WindowlessTransport(Transport transport) {
         this.transport = transport;
@@ -119,6 +123,11 @@ public final class WindowlessTransport implements Transport {
         @Override
         public boolean isComplete(long ticket) {
             return link.isComplete(ticket);
+        }
+
+        @Override
+        public boolean isBacklogged(long ticket) {
+            return backlogged.getAsBoolean();
         }
 
         @Override

@@ -4,6 +4,11 @@ import io.fabricrpc.aggregation.Aggregation;
 import io.fabricrpc.aggregation.AggregationConfig;
 import io.fabricrpc.api.Fabric;
 import io.fabricrpc.fabric.ThreadId;
+import io.fabricrpc.invocation.ChannelFactory;
+import io.fabricrpc.invocation.FabricRuntime;
+import io.fabricrpc.messaging.Messenger;
+import io.fabricrpc.messaging.MessengerConfig;
+import io.fabricrpc.messaging.RecordChannel;
 import org.agrona.concurrent.UnsafeBuffer;
 
 import java.util.LinkedHashMap;
@@ -26,11 +31,17 @@ public final class Columns {
     public record Context(Fabric fabric, ThreadId peer, UnsafeBuffer rawRing, UnsafeBuffer control, long timeoutMillis) {
     }
 
+    /** The {@code write} column without coalescing (transports without a mapped window differ; shm does not). */
+    public static final String WRITE_EAGER = "write-eager";
+
     private static final Map<String, Function<Context, Column>> FACTORIES = new LinkedHashMap<>();
 
     static {
         FACTORIES.put("send", ctx -> new FabricColumn("send", ctx.fabric(), ctx.peer(), true));
         FACTORIES.put("write", ctx -> new FabricColumn("write", ctx.fabric(), ctx.peer(), false));
+        // `write` with coalescing off: one WRITE per call however far the device is behind (Seriema's `write`).
+        FACTORIES.put(WRITE_EAGER, ctx -> new FabricColumn(WRITE_EAGER, withoutCoalescing(ctx.fabric()), ctx.peer(),
+                false));
         // Seriema's RDMAAggregator modes: each view has its own messengers, flushed at the end of every measurement.
         FACTORIES.put("trad", ctx -> new FabricColumn("trad",
                 Aggregation.traditional(ctx.fabric(), AggregationConfig.traditional()), ctx.peer(), false));
@@ -43,6 +54,20 @@ public final class Columns {
     private Columns() {
     }
 
+    private static Fabric withoutCoalescing(Fabric fabric) {
+        return ((FabricRuntime) fabric).view(new ChannelFactory() {
+            @Override
+            public MessengerConfig messengerConfig(MessengerConfig jobDefault) {
+                return jobDefault.withCoalescing(false);
+            }
+
+            @Override
+            public RecordChannel wrap(Messenger messenger) {
+                return messenger;
+            }
+        });
+    }
+
     /** Every column name this build knows, in table order. */
     public static List<String> known() {
         return List.copyOf(FACTORIES.keySet());
@@ -51,10 +76,12 @@ public final class Columns {
     /**
      * The columns a run measures by default over {@code transport}: the calls' columns and the baseline that moves
      * the same bytes through that medium ({@code raw}: an Agrona ring in shared memory; {@code max-raw}: one
-     * {@code Link.write} per message, e.g. one RDMA WRITE).
+     * {@code Link.write} per message, e.g. one RDMA WRITE). Over RDMA {@code write-eager} shows {@code write} without
+     * coalescing.
      */
     public static List<String> defaults(String transport) {
-        return List.of("send", "write", "trad", "ovfl", transport.equals("shm") ? "raw" : LinkWriteColumn.NAME);
+        return transport.equals("shm") ? List.of("send", "write", "trad", "ovfl", "raw")
+                : List.of("send", "write", WRITE_EAGER, "trad", "ovfl", LinkWriteColumn.NAME);
     }
 
     /** The column named {@code name}, built on the calling (attached) thread. */

@@ -33,7 +33,8 @@ public record Table2Report(Report.Machine machine, double loadBefore, double loa
             new Ratio("ovfl", "write"), new Ratio("trad", "raw"), new Ratio("write", LinkWriteColumn.NAME),
             new Ratio("send", LinkWriteColumn.NAME), new Ratio("trad", LinkWriteColumn.NAME),
             new Ratio("write", RdmaBaselines.IB_WRITE_BW), new Ratio(LinkWriteColumn.NAME, RdmaBaselines.IB_WRITE_BW),
-            new Ratio("write", RdmaBaselines.DARPC));
+            new Ratio("write", RdmaBaselines.DARPC), new Ratio("write", Columns.WRITE_EAGER),
+            new Ratio(Columns.WRITE_EAGER, RdmaBaselines.IB_WRITE_BW));
 
     /** Pseudo-columns of external baselines: no calls, no allocation or CPU figures of ours. */
     static final List<String> BASELINES = List.of(RdmaBaselines.IB_WRITE_BW, RdmaBaselines.DARPC);
@@ -339,7 +340,8 @@ public record Table2Report(Report.Machine machine, double loadBefore, double loa
             String best = null;
             double bestValue = Double.NaN;
             for (String column : columns) {
-                if (isBaseline(column) || column.equals("raw") || column.equals(LinkWriteColumn.NAME)) {
+                if (isBaseline(column) || column.equals("raw") || column.equals(LinkWriteColumn.NAME)
+                        || column.equals(Columns.WRITE_EAGER)) {
                     continue;
                 }
                 double value = medianRatio(new Ratio(column, RdmaBaselines.DARPC), RDMA_DARPC_SIZE);

@@ -117,6 +117,11 @@ final class HybridLink implements Link {
     }
 
     @Override
+    public boolean isBacklogged(long ticket) {
+        return inner.isBacklogged(ticket);
+    }
+
+    @Override
     public void awaitCompletion(long ticket) {
         inner.awaitCompletion(ticket);
     }

@@ -96,6 +96,11 @@ final class RdmaLink implements Link {
     private final int sqDepth;
     private final int recvDepth;
     private final int signalInterval;
+    /**
+     * More requests than this outstanding means the link is backlogged ({@link #isBacklogged}): half the send queue,
+     * but never below the signal interval, since up to that many unsignaled requests look outstanding on an idle link.
+     */
+    private final int backlogThreshold;
     private final int slotSize;
     private final long timeoutNanos;
     private final IdleStrategy idle = YieldingIdleStrategy.INSTANCE;
@@ -160,6 +165,7 @@ final class RdmaLink implements Link {
         this.sqDepth = transport.sqDepth();
         this.recvDepth = transport.recvDepth();
         this.signalInterval = transport.signalInterval();
+        this.backlogThreshold = Math.max(sqDepth / 2, signalInterval);
         this.slotSize = slotSize(transport.maxMessageSize());
         this.timeoutNanos = transport.operationTimeoutMillis() * 1_000_000L;
         this.peerId = expectedPeerId;
@@ -641,6 +647,15 @@ final class RdmaLink implements Link {
         }
         requestFlush(ticket, false);
         return false;
+    }
+
+    @Override
+    public boolean isBacklogged(long ticket) {
+        if (ticket - completed <= backlogThreshold) {
+            return false;
+        }
+        reap(); // tryLock: another thread reaping is just as good
+        return ticket - completed > backlogThreshold;
     }
 
     @Override

@@ -310,7 +310,9 @@ class ControlPlaneTest {
     void lostCoordinatorFailsRankZeroAndEveryWaitOnAnyone() throws Exception {
         List<ControlPlane> job = formJob(3);
         job.get(0).abortForTest();
-        long millis = awaitMillis(() -> job.get(1).failure(0) != null && job.get(2).failure(0) != null, 3000);
+        // Rank 1 marks rank 0 failed, then rank 2 ("liveness unknown"): wait for both, not just the first.
+        long millis = awaitMillis(() -> job.get(1).failure(0) != null && job.get(1).failure(2) != null
+                && job.get(2).failure(0) != null, 3000);
         System.out.println("coordinator loss observed after " + millis + " ms");
         assertThrows(PeerFailedException.class, () -> job.get(1).checkAlive(0));
         PeerFailedException other = assertThrows(PeerFailedException.class, () -> job.get(1).checkAlive(2));

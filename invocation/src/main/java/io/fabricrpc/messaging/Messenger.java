@@ -475,8 +475,8 @@ public final class Messenger implements RecordChannel {
     }
 
     /**
-     * Flusher thread, every tick: sends a waiting flag that has not moved since its previous look (the sender went
-     * quiet). Skips a messenger whose sender is sealing a chunk right now; the seal carries the flag anyway.
+     * Flusher thread, every tick: sends a waiting range (a flag, or held calls) that has not moved since its previous
+     * look (the sender went quiet). Skips a messenger whose sender is sealing a chunk right now; the seal sends it.
      *
      * @return true if a flag may still be waiting (look again next tick)
      */
@@ -647,6 +647,8 @@ public final class Messenger implements RecordChannel {
         }
         lastTicket = ticket;
         if (!defer) {
+            // Release, after the posts above: nothing waits any more (a flusher that still claims the old flag-only
+            // range re-sends an identical byte, later than these WRITEs).
             DEFERRED.setRelease(this, -1L);
             return;
         }

@@ -12,6 +12,7 @@ import com.ibm.darpc.DaRPCService;
 import com.ibm.darpc.DaRPCStream;
 import com.ibm.disni.RdmaServerEndpoint;
 import io.fabricrpc.transport.rdma.nativelib.DisniNativeLibrary;
+import io.fabricrpc.transport.rdma.spi.RdmaTransport;
 
 import java.io.BufferedReader;
 import java.io.IOException;
@@ -153,7 +154,7 @@ public final class DarpcBaseline {
         long[] affinities = {(1L << cpus) - 1}; // one cluster thread, free to run on any CPU
         DaRPCServerGroup<Request, Response> group = DaRPCServerGroup.createServerGroup(new Service(), affinities,
                 TIMEOUT_MS, inline, polling, 128, 128, 1, 1);
-        retryLikeTheFabric(group);
+        RdmaTransport.applyConnectionRetries(group); // as the fabric's QPs: one dropped packet is retried
         RdmaServerEndpoint<DaRPCServerEndpoint<Request, Response>> server = group.createServerEndpoint();
         server.bind(address, 16);
         System.out.println(READY);
@@ -163,19 +164,10 @@ public final class DarpcBaseline {
         }
     }
 
-    /**
-     * DiSNI's connection parameters default to 0 transport and RNR retries, so a single packet that rxe drops under
-     * load ends the QP with IBV_WC_RETRY_EXC_ERR. The fabric's own QPs retry 7 times; DaRPC gets the same.
-     */
-    private static void retryLikeTheFabric(com.ibm.disni.RdmaEndpointGroup<?> group) throws IOException {
-        group.getConnParam().setRetry_count((byte) 7);
-        group.getConnParam().setRnr_retry_count((byte) 7);
-    }
-
     private static void client(InetSocketAddress address, int inline, int depth) throws Exception {
         DaRPCClientGroup<Request, Response> group = DaRPCClientGroup.createClientGroup(new Protocol(), TIMEOUT_MS,
                 inline, 2 * depth, 2 * depth);
-        retryLikeTheFabric(group);
+        RdmaTransport.applyConnectionRetries(group); // as the fabric's QPs: one dropped packet is retried
         DaRPCClientEndpoint<Request, Response> endpoint = group.createEndpoint();
         endpoint.connect(address, TIMEOUT_MS);
         DaRPCStream<Request, Response> stream = endpoint.createStream();

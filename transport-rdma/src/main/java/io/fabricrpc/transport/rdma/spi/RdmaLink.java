@@ -22,6 +22,7 @@ import org.agrona.concurrent.YieldingIdleStrategy;
 import java.io.IOException;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
+import java.lang.foreign.ValueLayout;
 import java.net.Inet4Address;
 import java.net.InetAddress;
 import java.net.UnknownHostException;
@@ -470,7 +471,7 @@ final class RdmaLink implements Link {
             checkAlive();
             ticket = reserve();
             long scratch = scratchOffset(ticket, sqDepth);
-            data.set(java.lang.foreign.ValueLayout.JAVA_BYTE, scratch, (byte) 0); // plain: the post below reads it after
+            data.set(ValueLayout.JAVA_BYTE, scratch, (byte) 0); // plain: the post below reads it after
             long from = source.address() + srcOffset;
             setSge(gatherWr.getSgeMod(0), from, before, source.lkey());
             setSge(gatherWr.getSgeMod(1), data.address() + scratch, 1, dataMr.getLkey());

@@ -1,5 +1,6 @@
 package io.fabricrpc.transport.rdma.spi;
 
+import com.ibm.disni.RdmaEndpointGroup;
 import com.ibm.disni.RdmaPassiveEndpointGroup;
 import com.ibm.disni.RdmaServerEndpoint;
 import com.ibm.disni.verbs.IbvMr;
@@ -111,6 +112,19 @@ public final class RdmaTransport implements Transport {
     private final Thread heartbeat;
     private volatile boolean closed;
 
+    /** Transport and RNR retries of every connection this transport makes or accepts. */
+    public static final byte CONNECTION_RETRIES = 7;
+
+    /**
+     * Gives {@code group}'s connections {@value #CONNECTION_RETRIES} transport and RNR retries. DiSNI's default is 0,
+     * so a single packet the device drops (rxe does under load) ends the QP with IBV_WC_RETRY_EXC_ERR. Public for
+     * other DiSNI users in the same job (the benchmarks' DaRPC baseline).
+     */
+    public static void applyConnectionRetries(RdmaEndpointGroup<?> group) throws IOException {
+        group.getConnParam().setRetry_count(CONNECTION_RETRIES);
+        group.getConnParam().setRnr_retry_count(CONNECTION_RETRIES);
+    }
+
     RdmaTransport(Settings settings) {
         this.settings = settings;
         DisniNativeLibrary.load();
@@ -120,8 +134,7 @@ public final class RdmaTransport implements Transport {
             group = new RdmaPassiveEndpointGroup<>(100, Math.max(settings.sqDepth(), settings.recvDepth()) + 1,
                     RdmaLink.GATHER_SGES,
                     settings.sqDepth() + settings.recvDepth() + 1);
-            group.getConnParam().setRetry_count((byte) 7);
-            group.getConnParam().setRnr_retry_count((byte) 7);
+            applyConnectionRetries(group);
             group.init((id, serverSide) -> {
                 QpEndpoint endpoint = new QpEndpoint(group, id, serverSide);
                 if (serverSide) {

@@ -144,7 +144,8 @@ final class FunctionLinker {
 
     /**
      * {@code impl(c1..cn, args..)} becomes {@code (MemorySegment, long base, Object[] objects, Object arg)Object}:
-     * each primitive capture is read at its constant offset from base, each object capture is taken from the array.
+     * each primitive capture is read at its constant offset from base, each object capture is taken from the array
+     * (the adapted handle casts it to the capture's type).
      */
     static ReceiverFunction compose(FunctionShape shape, MethodHandle impl, Class<?>[] captures, String name)
             throws Refused {
@@ -160,7 +161,7 @@ final class FunctionLinker {
                 throw new Refused("primitive capture " + i + " of " + name + " is " + captures[i]
                         + " but the implementation takes " + impl.type().parameterType(i), null);
             }
-            adapted[i] = captures[i];
+            adapted[i] = captures[i].isPrimitive() ? captures[i] : Object.class; // the generated code passes Object
         }
         for (int i = n; i < arity; i++) {
             adapted[i] = Object.class;
@@ -182,28 +183,8 @@ final class FunctionLinker {
                 objectIndex[i] = objectCount++;
             }
         }
-        // Replace captures from the last one so earlier positions stay put; track where each new parameter maps to.
-        List<Integer> reorder = new ArrayList<>();
-        for (int i = n; i < arity; i++) {
-            reorder.add(3);
-        }
-        for (int i = n - 1; i >= 0; i--) {
-            MethodHandle reader;
-            List<Integer> sources;
-            if (captures[i].isPrimitive()) {
-                reader = CaptureHandles.reader(captures[i], primitiveOffsets[i]);
-                sources = List.of(0, 1);
-            } else {
-                MethodHandle element = MethodHandles.insertArguments(
-                        MethodHandles.arrayElementGetter(Object[].class), 1, objectIndex[i]);
-                reader = element.asType(MethodType.methodType(captures[i], Object[].class));
-                sources = List.of(2);
-            }
-            h = MethodHandles.collectArguments(h, i, reader);
-            reorder.addAll(0, sources);
-        }
-        int[] order = reorder.stream().mapToInt(Integer::intValue).toArray();
-        MethodHandle invoker = MethodHandles.permuteArguments(h, ReceiverFunction.INVOKER_TYPE, order);
-        return new ReceiverFunction(shape, ConstantHandles.invoker(invoker), primitiveBytes, objectCount, name);
+        CaptureCode.Invoker invoker = CaptureCode.invoker(h, captures, primitiveOffsets, objectIndex,
+                shape.argumentCount());
+        return new ReceiverFunction(shape, invoker, primitiveBytes, objectCount, name);
     }
 }

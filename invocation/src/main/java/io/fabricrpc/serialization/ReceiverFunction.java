@@ -5,8 +5,8 @@ import java.lang.invoke.MethodHandle;
 import java.lang.invoke.MethodType;
 
 /**
- * Receiver-side invoker of one function definition: a single composed handle that reads every primitive capture
- * straight from the record, takes object captures from the decoder's scratch array, and calls the implementation
+ * Receiver-side invoker of one function definition: generated code that reads every primitive capture straight
+ * from the record, takes object captures from the decoder's scratch array, and calls the implementation
  * method. Immutable; shared by all links of a registry.
  */
 final class ReceiverFunction {
@@ -17,13 +17,13 @@ final class ReceiverFunction {
     final FunctionShape shape;
     /** The argument is the decoder's context rather than the caller's argument. */
     final boolean takesContext;
-    final ConstantHandles.Invoker invoker;
+    final CaptureCode.Invoker invoker;
     final int primitiveBytes;
     final int objectCount;
     /** {@code capturingClass.implMethodName} for messages. */
     final String name;
 
-    ReceiverFunction(FunctionShape shape, ConstantHandles.Invoker invoker, int primitiveBytes, int objectCount, String name) {
+    ReceiverFunction(FunctionShape shape, CaptureCode.Invoker invoker, int primitiveBytes, int objectCount, String name) {
         this.shape = shape;
         this.takesContext = shape == FunctionShape.CONTEXT_CONSUMER;
         this.invoker = invoker;

@@ -19,8 +19,6 @@ import java.util.concurrent.atomic.AtomicInteger;
  */
 final class SenderFunction {
     private static final AtomicInteger NEXT_INDEX = new AtomicInteger();
-    private static final MethodType WRITER_TYPE = MethodType.methodType(void.class, Object.class,
-            java.lang.foreign.MemorySegment.class, long.class);
 
     private static final ClassValue<Slot> SLOTS = new ClassValue<>() {
         @Override
@@ -34,14 +32,14 @@ final class SenderFunction {
     final FunctionDefinition definition;
     final String capturingClassName;
     final byte[] definitionBytes;
-    /** Writes all primitive captures; its handle chain is a JIT constant. */
-    final ConstantHandles.CaptureWriter primitiveWriter;
+    /** Writes all primitive captures with generated straight-line code. */
+    final CaptureCode.CaptureWriter primitiveWriter;
     final int primitiveBytes;
     /** {@code (Object function)Object} per object capture, in capture order. */
     final MethodHandle[] objectGetters;
     final String[] objectCaptureNames;
 
-    private SenderFunction(int index, FunctionDefinition definition, ConstantHandles.CaptureWriter primitiveWriter,
+    private SenderFunction(int index, FunctionDefinition definition, CaptureCode.CaptureWriter primitiveWriter,
                            int primitiveBytes,
                            MethodHandle[] objectGetters, String[] objectCaptureNames) {
         this.index = index;
@@ -100,7 +98,8 @@ final class SenderFunction {
         }
         Field[] fields = captureFields(type, lambda);
         Class<?>[] captureTypes = new Class<?>[fields.length];
-        MethodHandle writer = MethodHandles.empty(WRITER_TYPE);
+        List<MethodHandle> primitiveGetters = new ArrayList<>();
+        List<Long> primitiveOffsets = new ArrayList<>();
         int primitiveBytes = 0;
         List<MethodHandle> objectGetters = new ArrayList<>();
         List<String> objectNames = new ArrayList<>();
@@ -112,12 +111,8 @@ final class SenderFunction {
                 MethodHandle getter = lookup.unreflectGetter(field);
                 checkCapture(function, lambda, i, getter, type);
                 if (fieldType.isPrimitive()) {
-                    // (MemorySegment, long, T)void filtered by (Object)T, then reordered to (Object, MemorySegment, long)
-                    MethodHandle put = CaptureHandles.writer(fieldType, primitiveBytes);
-                    MethodHandle fromFunction = MethodHandles.filterArguments(put, 2,
-                            getter.asType(MethodType.methodType(fieldType, Object.class)));
-                    MethodHandle one = MethodHandles.permuteArguments(fromFunction, WRITER_TYPE, 1, 2, 0);
-                    writer = MethodHandles.foldArguments(writer, one);
+                    primitiveGetters.add(getter.asType(MethodType.methodType(fieldType, Object.class)));
+                    primitiveOffsets.add((long) primitiveBytes);
                     primitiveBytes += CallRecordDescriptor.primitiveWidth(fieldType);
                 } else {
                     objectGetters.add(getter.asType(MethodType.methodType(Object.class, Object.class)));
@@ -129,7 +124,9 @@ final class SenderFunction {
         }
         String captureDescriptor = MethodType.methodType(void.class, captureTypes).toMethodDescriptorString();
         FunctionDefinition definition = FunctionDefinition.of(lambda, captureDescriptor);
-        return new SenderFunction(NEXT_INDEX.getAndIncrement(), definition, ConstantHandles.writer(writer), primitiveBytes,
+        CaptureCode.CaptureWriter writer = CaptureCode.writer(primitiveGetters,
+                primitiveOffsets.stream().mapToLong(Long::longValue).toArray());
+        return new SenderFunction(NEXT_INDEX.getAndIncrement(), definition, writer, primitiveBytes,
                 objectGetters.toArray(MethodHandle[]::new), objectNames.toArray(String[]::new));
     }
 

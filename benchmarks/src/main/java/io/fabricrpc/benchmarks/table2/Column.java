@@ -19,6 +19,14 @@ public interface Column {
      */
     long sendUntil(int payloadBytes, long first, long deadlineNanos);
 
+    /**
+     * What the receiver's bodies add up to for {@code calls} calls sent from {@code first} on: by default
+     * {@link Payloads#expectedSum} (call {@code i} captures {@code i..}); a column that repeats one call says so.
+     */
+    default long expectedSum(int payloadBytes, long first, long calls) {
+        return Payloads.expectedSum(payloadBytes, first, calls);
+    }
+
     /** Pushes out whatever the column buffers (aggregation); part of the timed interval. */
     void flush();
 

@@ -34,6 +34,9 @@ public final class Columns {
     /** The {@code write} column without coalescing (transports without a mapped window differ; shm does not). */
     public static final String WRITE_EAGER = "write-eager";
 
+    /** The {@code write} column sending one lambda object over and over: no allocation by the caller per call. */
+    public static final String WRITE_REUSED = "write-reused";
+
     private static final Map<String, Function<Context, Column>> FACTORIES = new LinkedHashMap<>();
 
     static {
@@ -42,6 +45,7 @@ public final class Columns {
         // `write` with coalescing off: one WRITE per call however far the device is behind (Seriema's `write`).
         FACTORIES.put(WRITE_EAGER, ctx -> new FabricColumn(WRITE_EAGER, withoutCoalescing(ctx.fabric()), ctx.peer(),
                 false));
+        FACTORIES.put(WRITE_REUSED, ctx -> new FabricColumn(WRITE_REUSED, ctx.fabric(), ctx.peer(), false, true));
         // Seriema's RDMAAggregator modes: each view has its own messengers, flushed at the end of every measurement.
         FACTORIES.put("trad", ctx -> new FabricColumn("trad",
                 Aggregation.traditional(ctx.fabric(), AggregationConfig.traditional()), ctx.peer(), false));
@@ -77,11 +81,12 @@ public final class Columns {
      * The columns a run measures by default over {@code transport}: the calls' columns and the baseline that moves
      * the same bytes through that medium ({@code raw}: an Agrona ring in shared memory; {@code max-raw}: one
      * {@code Link.write} per message, e.g. one RDMA WRITE). Over RDMA {@code write-eager} shows {@code write} without
-     * coalescing.
+     * coalescing. Both show {@code write-reused}: {@code write}
+     * without the caller's lambda allocation per call.
      */
     public static List<String> defaults(String transport) {
-        return transport.equals("shm") ? List.of("send", "write", "trad", "ovfl", "raw")
-                : List.of("send", "write", WRITE_EAGER, "trad", "ovfl", LinkWriteColumn.NAME);
+        return transport.equals("shm") ? List.of("send", "write", WRITE_REUSED, "trad", "ovfl", "raw")
+                : List.of("send", "write", WRITE_REUSED, WRITE_EAGER, "trad", "ovfl", LinkWriteColumn.NAME);
     }
 
     /** The column named {@code name}, built on the calling (attached) thread. */

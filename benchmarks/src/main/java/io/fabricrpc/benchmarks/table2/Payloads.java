@@ -87,6 +87,11 @@ public final class Payloads {
         return k * sumOfI + n * triangle(k - 1);
     }
 
+    /** Sum of {@code n} runs of call {@code first} alone (the same call object sent {@code n} times). */
+    public static long expectedSumOfRepeats(int payloadBytes, long first, long n) {
+        return n * expectedSum(payloadBytes, first, 1);
+    }
+
     /** 0 + 1 + ... + m, exact modulo 2^64 (halve the even factor before multiplying). */
     private static long triangle(long m) {
         return (m & 1) == 0 ? (m / 2) * (m + 1) : m * ((m + 1) / 2);

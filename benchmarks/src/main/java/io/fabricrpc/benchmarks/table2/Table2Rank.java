@@ -251,7 +251,7 @@ public final class Table2Rank implements Callable<Integer> {
             long count = control.getLong(RESULT_COUNT_OFFSET);
             long receiverOthers = control.getLong(RESULT_OTHERS_ALLOCATED_OFFSET);
             long receiverCpu = control.getLong(RESULT_CPU_NANOS_OFFSET);
-            long expected = Payloads.expectedSum(size, first, calls);
+            long expected = column.expectedSum(size, first, calls);
             if (count != calls || sum != expected) {
                 throw new IllegalStateException(column.name() + ", " + size + " B: receiver ran " + count + " calls with sum "
                         + sum + ", sender sent " + calls + " (calls " + first + ".." + (first + calls - 1)

@@ -36,7 +36,7 @@ class Table2BenchmarkSmokeTest {
             assertTrue(Double.isFinite(result.callsPerSecond()), result.toString());
             assertTrue(result.senderBytes() >= 0 && result.receiverBytes() >= 0, result.toString());
         }
-        assertEquals(4, report.ratiosShown().size(), "write/raw, send/raw, ovfl/write, trad/raw");
+        assertEquals(5, report.ratiosShown().size(), "write/raw, send/raw, ovfl/write, trad/raw, write-reused/raw");
         for (Table2Report.Ratio ratio : report.ratiosShown()) {
             for (int size : Payloads.SIZES) {
                 double value = report.medianRatio(ratio, size);

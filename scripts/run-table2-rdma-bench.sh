@@ -7,8 +7,8 @@
 #   scripts/run-table2-rdma-bench.sh [--native|--guest] [--rounds N] [--seconds S] [--note TEXT] [benchmark options...]
 #
 # Defaults: 5 rounds x 1 s per column and size (slices of 0.25 s), warm-up 2 s, DaRPC 1 s per size, threads not
-# pinned; about 6-8 minutes including the guest boot. JIT: C2 in the emulated guest too (FABRICRPC_GUEST_JIT=c1 falls
-# back to C1 only, as the guest test suite runs). Other options go to Table2Benchmark (try --help through
+# pinned; about 6-8 minutes including the guest boot. JIT: C2 alone in the emulated guest (FABRICRPC_GUEST_JIT=c1:
+# C1 alone, as the guest test suite runs). Other options go to Table2Benchmark (try --help through
 # `java -cp benchmarks/target/benchmarks.jar io.fabricrpc.benchmarks.table2.Table2Benchmark --help`).
 # Builds benchmarks/target/benchmarks.jar (with transport-rdma) when missing or stale.
 # Writes benchmarks/results/table2-rdma-<UTC date>.md and .png (the chart). Exit: the benchmark's (0 ran, targets
@@ -58,11 +58,12 @@ case "$MODE" in
     [ -n "$addr" ] || { echo "run-table2-rdma-bench: no IPv4 address on ${netdev:-eth0} (device $dev)" >&2; exit 2; }
     flags="$(rdma_jvm_flags)"
     extra=()
-    if [ "$MODE" = in-place ] && [ "${FABRICRPC_GUEST_JIT:-c2}" = c1 ]; then
-      # The emulated guest's test suite runs C1 only: under multi-threaded TCG a JVM has crashed patching C2 code
-      # (scripts/rdma-tests.sh). The benchmark keeps C2, as on real hardware (C1 halves the Java columns and would
-      # compare them with C programs unfairly); FABRICRPC_GUEST_JIT=c1 is the fallback if a run crashes.
-      extra+=(-XX:TieredStopAtLevel=1)
+    if [ "$MODE" = in-place ]; then
+      # Under multi-threaded TCG a JVM has crashed in code that was being patched while the other vCPU ran it (C1's
+      # patching stubs, tier changes). The test suite runs C1 alone (scripts/rdma-tests.sh); the benchmark runs C2
+      # alone, without tiers (C1 would halve the Java columns and compare them with C programs unfairly).
+      # FABRICRPC_GUEST_JIT=c1 falls back to C1 alone.
+      if [ "${FABRICRPC_GUEST_JIT:-c2}" = c1 ]; then extra+=(-XX:TieredStopAtLevel=1); else extra+=(-XX:-TieredCompilation); fi
     fi
     opts=(--transport rdma --device "$dev" --bind-address "$addr" --rounds 5 --seconds 1 --slice 0.25 --warmup 2
           --pin none --timeout-ms 60000 --perftest-iterations 10000)

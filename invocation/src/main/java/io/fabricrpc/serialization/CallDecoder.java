@@ -11,8 +11,8 @@ import java.util.Objects;
  * invokes them on the calling thread.
  *
  * <p>A definition record is checked and linked once ({@link SerializationRegistry}); later records are looked up by
- * id in an array and invoked through one composed method handle that reads primitive captures straight from the
- * record. In steady state, a call whose captures are all primitive allocates nothing, provided the same
+ * id in an array and invoked through code generated for the definition, which reads primitive captures straight
+ * from the record. In steady state, a call whose captures are all primitive allocates nothing, provided the same
  * {@link MemorySegment} instance is passed each time.
  *
  * <p>Errors: a malformed, truncated or refused record throws a {@link CallDecodingException} (subclasses

@@ -124,11 +124,18 @@ final class RdmaBaselines implements AutoCloseable {
             if (Double.isFinite(rate) && rate > 0) {
                 return rate;
             }
-            if (attempt == 3) {
-                throw new IOException("ib_write_bw at " + size + " B printed no finite message rate three times");
+            if (attempt == PERFTEST_ATTEMPTS) {
+                throw new IOException("ib_write_bw at " + size + " B printed no positive message rate "
+                        + PERFTEST_ATTEMPTS + " times; last result line: " + lastPerftestLine);
             }
+            System.out.println("ib_write_bw at " + size + " B printed no positive message rate (" + lastPerftestLine
+                    + "); trying again");
         }
     }
+
+    /** Under the emulator perftest now and then prints a rate of 0.000000 (or not a number); it is run again. */
+    private static final int PERFTEST_ATTEMPTS = 5;
+    private String lastPerftestLine = "";
 
     private double perftestOnce(int size) throws IOException, InterruptedException {
         List<String> common = List.of("ib_write_bw", "-d", settings.device(), "-x", "1", "-F", "-s",
@@ -158,6 +165,7 @@ final class RdmaBaselines implements AutoCloseable {
                 String[] f = line.trim().split("\\s+");
                 // #bytes #iterations BW-peak BW-average MsgRate[Mpps]
                 if (f.length >= 5 && f[0].equals(Integer.toString(size)) && f[1].matches("\\d+")) {
+                    lastPerftestLine = line.trim();
                     rawLines.add("ib_write_bw " + line.trim());
                     try {
                         return Double.parseDouble(f[4]) * 1e6;

@@ -384,6 +384,7 @@ public final class Table2Benchmark implements Callable<Integer> {
                         + " `OneToOneRingBuffer` of %d KiB (written in place with tryClaim/commit, read %d messages per"
                         + " poll, the receiver sums each message's longs); messengers: chunkSize %d, c %d, cMax %d, policy"
                         + " RETRY, coalescing while a link is backlogged (`write-eager`: the same calls without it);"
+                        + " `write-reused` sends one lambda object over and over (no allocation by the caller per call);"
                         + " 2 processes x 1 worker thread over the %s; %s; waiting sides use"
                         + " Agrona BackoffIdleStrategy(64, 16, 1 us, 100 us) (the messengers' own)%s",
                 rounds, trim(seconds), trim(slice), trim(warmup), columns, sizes, capacity / 1024, RawRingColumn.READ_LIMIT, chunkSize,

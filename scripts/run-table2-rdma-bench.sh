@@ -38,12 +38,16 @@ case "$MODE" in
     # The guest sees only its own load: the host's, which decides how much CPU the emulation gets, goes in the report.
     export FABRICRPC_HOST_LOAD_BEFORE="$(cut -d' ' -f1-3 /proc/loadavg)"
     echo "host load average (1, 5, 15 min) before the guest run: $FABRICRPC_HOST_LOAD_BEFORE" >&2
+    started=$(mktemp)
     rc=0
     "$root/scripts/softroce/guest-run.sh" --rw "$root/benchmarks/results" --timeout "${FABRICRPC_TABLE2_TIMEOUT:-900}" \
       -- "$root/scripts/run-table2-rdma-bench.sh" --in-place "$@" || rc=$?
     after="$(cut -d' ' -f1-3 /proc/loadavg)"
     echo "host load average (1, 5, 15 min) after the guest run: $after" >&2
-    report=$(ls -t "$root"/benchmarks/results/table2-rdma-*.md 2>/dev/null | head -1)
+    # Only a report this run wrote (an --output outside benchmarks/results leaves none here to annotate).
+    report=$(find "$root/benchmarks/results" -maxdepth 1 -name '*.md' -newer "$started" -printf '%T@ %p\n' 2>/dev/null \
+      | sort -rn | head -1 | cut -d' ' -f2-)
+    rm -f "$started"
     if [ "$rc" -eq 0 ] && [ -n "$report" ]; then
       printf '\nHost load average (1, 5, 15 min) after the guest run: %s (written by the script on the host).\n' "$after" >> "$report"
     fi

@@ -584,7 +584,7 @@ public final class FabricRuntime implements Fabric {
                                                     Serializable function) {
         ThreadContext.CallWriter writer = context.writer();
         writer.prepare(route.encoder, function);
-        context.sentSinceFlags = true;
+        context.markSent(route);
         return writer;
     }
 
@@ -997,7 +997,7 @@ public final class FabricRuntime implements Fabric {
 
     private void sendRaw(ThreadContext context, int global, MemorySegment record, long offset, long length, int span) {
         Messenger messenger = messenger(context, global);
-        context.sentSinceFlags = true;
+        context.markSent(route(context, 0, global)); // view 0's route: its channel is this messenger
         ThreadContext.RawWriter raw = context.raw();
         raw.source = record;
         raw.offset = offset;

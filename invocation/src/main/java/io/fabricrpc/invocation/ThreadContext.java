@@ -49,8 +49,12 @@ final class ThreadContext {
     CallReceiver receiver;
     int workerIndex = -1;
     boolean inProcessCalls;
-    /** A call went out since this thread last sent its channels' deferred flags (thread-confined). */
-    boolean sentSinceFlags;
+    /**
+     * The routes a call went out through since this thread last sent their deferred flags, each once (a stack; see
+     * {@link #publishDeferredFlags}). Grows to the number of routes the thread uses at most, so not per call.
+     */
+    private Route[] sentRoutes = new Route[8];
+    private int sentRouteCount;
 
     ReturnSlots.Slot blockingSlot;
     io.fabricrpc.serialization.ResultCodec results;
@@ -121,23 +125,30 @@ final class ThreadContext {
         return row;
     }
 
+    /** Notes that a call went out through {@code route}: its channel may have a flag waiting. */
+    void markSent(Route route) {
+        if (!route.sentSinceFlags) {
+            route.sentSinceFlags = true;
+            if (sentRouteCount == sentRoutes.length) {
+                sentRoutes = java.util.Arrays.copyOf(sentRoutes, sentRoutes.length * 2);
+            }
+            sentRoutes[sentRouteCount++] = route;
+        }
+    }
+
     /**
      * Sends the flags this thread's channels left waiting for a next call (RDMA's deferred publication): the thread
-     * is about to wait, or has finished a round of calls. Allocates nothing; a no-op unless a call went out since.
+     * is about to wait, or has finished a round of calls. Visits only the routes used since the last time, so the
+     * cost follows the calls made, not the number of destinations. Allocates nothing. Re-entrant: sending a flag
+     * may wait and run incoming calls that send and come back here; each route is popped before its flag goes out,
+     * and one sent again meanwhile is pushed again.
      */
     void publishDeferredFlags() {
-        if (!sentSinceFlags) {
-            return;
-        }
-        sentSinceFlags = false;
-        for (Route[] row : routeRows) {
-            if (row != null) {
-                for (Route route : row) {
-                    if (route != null) {
-                        route.channel.publishDeferred();
-                    }
-                }
-            }
+        while (sentRouteCount > 0) {
+            Route route = sentRoutes[--sentRouteCount];
+            sentRoutes[sentRouteCount] = null;
+            route.sentSinceFlags = false;
+            route.channel.publishDeferred();
         }
     }
 
@@ -166,6 +177,8 @@ final class ThreadContext {
         final CallEncoder encoder;
         final SyncTarget sent;
         final SyncTarget consumed;
+        /** On {@link #sentRoutes} (the owning thread's; plain: a route belongs to one thread). */
+        boolean sentSinceFlags;
 
         Route(RecordChannel channel, CallEncoder encoder, SyncTarget sent, SyncTarget consumed) {
             this.channel = channel;

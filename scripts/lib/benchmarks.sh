@@ -18,7 +18,8 @@ if [[ ! -f "$jar" ]] || [[ -n "$(find "$root" -newer "$jar" -type f \( -name 'po
     (cd "$root" && mvn -B -q -ntp -Dstyle.color=never -pl benchmarks -am -DskipTests package)
 fi
 
-# Runs a benchmark main with the flags, writing to the default report unless the arguments name --output.
+# Runs a benchmark main with the flags (plus FABRICRPC_BENCH_JVM_OPTS), writing to the default report unless the
+# arguments name --output.
 run_benchmark() { # main-class default-output args...
     local main="$1" default_output="$2"
     shift 2
@@ -28,5 +29,5 @@ run_benchmark() { # main-class default-output args...
     done
     mkdir -p "$(dirname "$default_output")"
     # shellcheck disable=SC2086 # flags is a list of options
-    exec java $flags -cp "$jar" "$main" "${output[@]}" "$@"
+    exec java $flags ${FABRICRPC_BENCH_JVM_OPTS:-} -cp "$jar" "$main" "${output[@]}" "$@"
 }

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The whole test suite, from a fresh checkout: builds every module, runs the unit, stress and cross-process tests
 # over shared memory, checks the mailbox model with Spin, and runs the RDMA suite on real verbs (natively, or in a
-# Soft-RoCE guest when this machine has no RDMA device). Installs what it needs. Exit status 0 only if all passed.
+# Soft-RoCE guest when this machine has no RDMA device), then a job across two Soft-RoCE guests (two kernels, RDMA
+# between them: scripts/rdma-two-guests.sh). Installs what it needs. Exit status 0 only if all passed.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 source scripts/lib/env.sh
@@ -43,10 +44,20 @@ if [ -x scripts/rdma-tests.sh ] && [ $status -eq 0 ]; then
     scripts/rdma-tests.sh --select-package io.fabricrpc.transport.rdma | tee -a target-test-summary.txt || status=1
 fi
 
+if [ -x scripts/rdma-two-guests.sh ] && [ $status -eq 0 ]; then
+  step "A job across two Soft-RoCE guests: two kernels, RDMA between them (histogram demo, verified totals)"
+  if scripts/rdma-two-guests.sh 20000; then
+    echo "two guests: 1 passed, 0 failed" | tee -a target-test-summary.txt
+  else
+    echo "two guests: 0 passed, 1 failed" | tee -a target-test-summary.txt
+    status=1
+  fi
+fi
+
 echo
 if [ $status -eq 0 ]; then echo "ALL TESTS PASSED"; else echo "TESTS FAILED"; fi
 # The closing line: totals over the host suite and the RDMA suite (a failed step with no count adds one failure).
-awk -v failed_step=$status '/^(host: )?[0-9]+ passed, [0-9]+ failed/ {
+awk -v failed_step=$status '/^(host: |two guests: )?[0-9]+ passed, [0-9]+ failed/ {
        for (i = 1; i < NF; i++) { if ($(i+1) ~ /^passed/) p += $i; if ($(i+1) ~ /^failed/) f += $i } }
      END { if (failed_step && f == 0) f = 1; printf "total: %d passed, %d failed\n", p, f }' target-test-summary.txt
 rm -f target-test-summary.txt

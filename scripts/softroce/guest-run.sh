@@ -1,13 +1,17 @@
 #!/usr/bin/env bash
 # Boots a throw-away Soft-RoCE (rdma_rxe) guest under QEMU and runs one command in it.
 #
-#   scripts/softroce/guest-run.sh [--rw DIR]... [--timeout SEC] [--mem MB] [--] command [args...]
+#   scripts/softroce/guest-run.sh [--rw DIR]... [--timeout SEC] [--mem MB] [--link listen:PORT|connect:PORT
+#                                 --link-ip ADDR] [--] command [args...]
 #   scripts/softroce/guest-run.sh --prepare      # only install packages, fetch kernel, build initramfs
 #
 # The guest sees the host's root filesystem read-only with a tmpfs overlay (writes vanish at power-off),
 # the command runs in the caller's working directory under bash, as root, with `ulimit -l unlimited`
 # and an rxe device `rxe0` on eth0 (10.0.2.15). Each --rw DIR is shared read-write at the same path so
 # results survive. The command's output is streamed to stdout; the exit status is the command's.
+# --link gives the guest a second NIC on a QEMU socket network shared with another guest (one listens on the host's
+# 127.0.0.1:PORT, the other connects), with address ADDR/24 and an rxe device `rxe1` on it: two guests, two kernels,
+# RDMA between them (scripts/rdma-two-guests.sh). Start the listening guest first.
 # Exit codes of the harness itself: 124 = guest timed out, 125 = guest failed to boot or run the command.
 #
 # Cache: ${FABRICRPC_SOFTROCE_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/fabricrpc-softroce} (kernel, initramfs).
@@ -15,7 +19,7 @@ set -euo pipefail
 
 CACHE="${FABRICRPC_SOFTROCE_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/fabricrpc-softroce}"
 # Bump when the initramfs (/init, stage 2, module list) changes: cached guests are rebuilt.
-HARNESS_VERSION=2
+HARNESS_VERSION=3
 HOST_PKGS=(qemu-system-x86 rdma-core ibverbs-providers ibverbs-utils rdmacm-utils perftest
            iproute2 busybox-static kmod xz-utils cpio util-linux)
 # Modules the guest needs; their dependencies are resolved from modules.dep.
@@ -142,6 +146,16 @@ ip link set lo up
 ip addr add 10.0.2.15/24 dev eth0 && ip link set eth0 up && ip route add default via 10.0.2.2
 rdma link add rxe0 type rxe netdev eth0 || echo "stage2: rdma link add failed"
 echo "10.0.2.15 $(hostname)" >> /etc/hosts
+if [ -n "${SOFTROCE_LINK_IP:-}" ]; then
+  link=""
+  for n in /sys/class/net/*; do [ "$(cat "$n/address")" = "$SOFTROCE_LINK_MAC" ] && link=${n##*/}; done
+  if [ -n "$link" ]; then
+    ip addr add "$SOFTROCE_LINK_IP/24" dev "$link" && ip link set "$link" up
+    rdma link add rxe1 type rxe netdev "$link" || echo "stage2: rdma link add rxe1 failed"
+  else
+    echo "stage2: no interface with MAC $SOFTROCE_LINK_MAC"
+  fi
+fi
 echo started > /xfer/started
 bash /xfer/cmd.sh > /xfer/out.log 2>&1 < /dev/null
 echo $? > /xfer/rc
@@ -154,19 +168,26 @@ STAGE2
 }
 
 # ---------- arguments ----------
-RW=() TIMEOUT=${FABRICRPC_SOFTROCE_TIMEOUT:-900} MEM=4096 PREPARE_ONLY=0
+RW=() TIMEOUT=${FABRICRPC_SOFTROCE_TIMEOUT:-900} MEM=4096 PREPARE_ONLY=0 LINK="" LINK_IP=""
 while [ $# -gt 0 ]; do
   case "$1" in
     --rw) RW+=("$(cd "$2" && pwd)"); shift 2 ;;
     --timeout) TIMEOUT=$2; shift 2 ;;
     --mem) MEM=$2; shift 2 ;;
     --prepare) PREPARE_ONLY=1; shift ;;
+    --link) LINK=$2; shift 2 ;;
+    --link-ip) LINK_IP=$2; shift 2 ;;
     --) shift; break ;;
-    -h|--help) sed -n '2,14p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,17p' "$0"; exit 0 ;;
     *) break ;;
   esac
 done
-[ $PREPARE_ONLY -eq 1 ] || [ $# -gt 0 ] || { sed -n '2,14p' "$0" >&2; exit 2; }
+[ $PREPARE_ONLY -eq 1 ] || [ $# -gt 0 ] || { sed -n '2,17p' "$0" >&2; exit 2; }
+case "$LINK" in
+  "") [ -z "$LINK_IP" ] || { echo "guest-run: --link-ip needs --link" >&2; exit 2; } ;;
+  listen:[0-9]*|connect:[0-9]*) [ -n "$LINK_IP" ] || { echo "guest-run: --link needs --link-ip" >&2; exit 2; } ;;
+  *) echo "guest-run: --link must be listen:PORT or connect:PORT, got $LINK" >&2; exit 2 ;;
+esac
 
 mkdir -p "$CACHE"
 t0=$(date +%s)
@@ -183,6 +204,10 @@ trap 'exit 130' INT TERM
 {
   printf 'SOFTROCE_MODULES=%q\n' "$KDIR/root/lib/modules/$KVER"
   printf 'SOFTROCE_RW=%q\n' "${RW[*]:-}"
+  if [ -n "$LINK" ]; then
+    # The two ends of a link get different MACs: the listening side ...:01, the connecting side ...:02.
+    printf 'SOFTROCE_LINK_IP=%q\nSOFTROCE_LINK_MAC=%q\n' "$LINK_IP" "52:54:00:a5:00:0$([ "${LINK%%:*}" = listen ] && echo 1 || echo 2)"
+  fi
 } > "$RUN/guest.env"
 {
   echo 'export PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin HOME=/root LANG=C.UTF-8'
@@ -200,6 +225,10 @@ QEMU_ARGS=(-accel tcg,thread=multi -cpu max -smp 2 -m "$MEM" -M q35 -nodefaults 
   -virtfs local,path=/,mount_tag=hostroot,security_model=none,readonly=on,multidevs=remap
   -virtfs "local,path=$RUN,mount_tag=xfer,security_model=none,multidevs=remap"
   -netdev user,id=n0 -device virtio-net-pci,netdev=n0)
+if [ -n "$LINK" ]; then
+  QEMU_ARGS+=(-netdev "socket,id=n1,${LINK%%:*}=127.0.0.1:${LINK#*:}"
+    -device "virtio-net-pci,netdev=n1,mac=52:54:00:a5:00:0$([ "${LINK%%:*}" = listen ] && echo 1 || echo 2)")
+fi
 i=0
 for d in "${RW[@]}"; do
   QEMU_ARGS+=(-virtfs "local,path=$d,mount_tag=rw$i,security_model=none,multidevs=remap")

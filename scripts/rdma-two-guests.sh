@@ -2,12 +2,15 @@
 # A job across two Soft-RoCE guests: two kernels, each with its own rxe device (rxe1), linked by a QEMU socket
 # network, so the RDMA traffic leaves one kernel and enters the other, as between two hosts. Runs the histogram demo
 # (io.fabricrpc.demo.HistogramDemo: call, callBuffer, callReturn, verified totals) with fabric.transport=rdma,
-# rank 0 in guest A (10.0.3.1, the coordinator) and rank 1 in guest B (10.0.3.2), 2 worker threads each. Then a
+# rank 0 in guest A (10.0.3.1, the coordinator) and rank 1 in guest B (10.0.3.2), 2 worker threads each. Then the
+# cross-process stress scenario (FabricScenarioMain stress: every worker calls every worker, each receiver checks
+# per-sender order and counts: exactly once, FIFO). Then a
 # peer is killed across the guests: rank 1's JVM is SIGKILLed while rank 0 waits on two callReturns it runs and a
 # third thread of rank 0 is blocked sending to it (FabricScenarioMain killed-peer, as in FabricCrossProcessTest);
 # all three must fail with PeerFailedException, timed on the host from the kill request to rank 0's report.
 #
-#   scripts/rdma-two-guests.sh [values-per-worker]        (default 20000: about two minutes on 2 cores)
+#   scripts/rdma-two-guests.sh [values-per-worker [stress-calls-per-pair]]   (defaults 20000 and 2000: about three
+#                                                                              minutes on 2 cores)
 #
 # The README test command (scripts/test.sh) runs it last. Exit: 0 when both scenarios pass; a rank's non-zero status
 # (124/125: guest timeout or failure, see guest-run.sh) or 1 for a failed check.
@@ -16,7 +19,8 @@ root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 # shellcheck source=lib/benchmarks.sh
 source "$root/scripts/lib/benchmarks.sh" # JDK, Maven, flags; (re)builds benchmarks/target/benchmarks.jar
 values="${1:-20000}"
-[[ "$values" =~ ^[0-9]+$ ]] || { echo "rdma-two-guests: values per worker must be a number, got $values" >&2; exit 2; }
+stress="${2:-2000}"
+[[ "$values$stress" =~ ^[0-9]+$ ]] || { echo "rdma-two-guests: arguments must be numbers, got $values $stress" >&2; exit 2; }
 secret_file=$(mktemp "$root/benchmarks/target/two-guests-secret.XXXXXX")
 trap 'rm -f "$secret_file"' EXIT
 chmod 600 "$secret_file"
@@ -66,6 +70,17 @@ echo "rdma-two-guests: histogram demo, rank 0 at 10.0.3.1, rank 1 at 10.0.3.2, $
 run_pair histogram "$(rank_command 0 10.0.3.1 io.fabricrpc.demo.HistogramDemo 2 2 "$values")" \
   "$(rank_command 1 10.0.3.2 io.fabricrpc.demo.HistogramDemo 2 2 "$values")"
 finish_pair histogram
+[ "$rc_a" -eq 0 ] || exit "$rc_a"
+[ "$rc_b" -eq 0 ] || exit "$rc_b"
+
+echo "rdma-two-guests: stress: every worker sends $stress calls to every worker, per-sender order checked" >&2
+run_pair stress "$(rank_command 0 10.0.3.1 io.fabricrpc.invocation.FabricScenarioMain stress "$stress")" \
+  "$(rank_command 1 10.0.3.2 io.fabricrpc.invocation.FabricScenarioMain stress "$stress")"
+finish_pair stress
+for r in 0 1; do
+  grep -qx "STRESS_OK rank=$r received=$((stress * 4 * 2))" "$logs/stress-rank$r.log" \
+    || { echo "rdma-two-guests: stress: rank $r did not receive $((stress * 4 * 2)) calls in order" >&2; exit 1; }
+done
 [ "$rc_a" -eq 0 ] || exit "$rc_a"
 [ "$rc_b" -eq 0 ] || exit "$rc_b"
 

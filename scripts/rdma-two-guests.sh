@@ -4,13 +4,14 @@
 # (io.fabricrpc.demo.HistogramDemo: call, callBuffer, callReturn, verified totals) with fabric.transport=rdma,
 # rank 0 in guest A (10.0.3.1, the coordinator) and rank 1 in guest B (10.0.3.2), 2 worker threads each. Then the
 # cross-process stress scenario (FabricScenarioMain stress: every worker calls every worker, each receiver checks
-# per-sender order and counts: exactly once, FIFO). Then a
+# per-sender order and counts: exactly once, FIFO), and the same through OVERFLOW aggregators on rings of 2 chunks
+# of 4 KiB (AggregationScenarioMain ovfl). Then a
 # peer is killed across the guests: rank 1's JVM is SIGKILLed while rank 0 waits on two callReturns it runs and a
 # third thread of rank 0 is blocked sending to it (FabricScenarioMain killed-peer, as in FabricCrossProcessTest);
 # all three must fail with PeerFailedException, timed on the host from the kill request to rank 0's report.
 #
-#   scripts/rdma-two-guests.sh [values-per-worker [stress-calls-per-pair]]   (defaults 20000 and 2000: about three
-#                                                                              minutes on 2 cores)
+#   scripts/rdma-two-guests.sh [values-per-worker [calls-per-pair]]   (defaults 20000 and 2000: about four minutes
+#                                                                       on 2 cores)
 #
 # The README test command (scripts/test.sh) runs it last. Exit: 0 when both scenarios pass; a rank's non-zero status
 # (124/125: guest timeout or failure, see guest-run.sh) or 1 for a failed check.
@@ -31,13 +32,14 @@ mkdir -p "$logs"
 rank_command() { # rank address main-class args...
   local rank=$1 address=$2
   shift 2
-  # Guest-local JVM: C1 alone (scripts/rdma-tests.sh explains the TCG crash with C2's tiers). The invocation test
-  # classes carry the killed-peer scenario.
+  # Guest-local JVM: C1 alone (scripts/rdma-tests.sh explains the TCG crash with C2's tiers). The invocation and
+  # aggregation test classes carry the scenario mains.
   echo env FABRICRPC_RANK="$rank" FABRICRPC_SIZE=2 FABRICRPC_THREADS=2 FABRICRPC_COORDINATOR=10.0.3.1:7711 \
     FABRICRPC_BIND_HOST=10.0.3.1 FABRICRPC_ADVERTISED_HOST="$address" FABRICRPC_JOB_SECRET_FILE="$secret_file" \
     FABRICRPC_JOIN_TIMEOUT_MS=120000 FABRICRPC_FAILURE_TIMEOUT_MS=10000 \
     "$JAVA_HOME/bin/java" $flags -XX:TieredStopAtLevel=1 -Xmx512m -Dfabric.transport=rdma \
-    -Drdma.bindAddress="$address" -cp "$jar:$root/invocation/target/test-classes" "$@"
+    -Drdma.bindAddress="$address" \
+    -cp "$jar:$root/invocation/target/test-classes:$root/aggregation/target/test-classes" "$@"
 }
 
 run_pair() { # name command-0 command-1 [guest-run options of guest 1...]
@@ -80,6 +82,17 @@ finish_pair stress
 for r in 0 1; do
   grep -qx "STRESS_OK rank=$r received=$((stress * 4 * 2))" "$logs/stress-rank$r.log" \
     || { echo "rdma-two-guests: stress: rank $r did not receive $((stress * 4 * 2)) calls in order" >&2; exit 1; }
+done
+[ "$rc_a" -eq 0 ] || exit "$rc_a"
+[ "$rc_b" -eq 0 ] || exit "$rc_b"
+
+echo "rdma-two-guests: ovfl: the same through OVERFLOW aggregators on rings of 2 chunks of 4 KiB" >&2
+run_pair ovfl "$(rank_command 0 10.0.3.1 io.fabricrpc.aggregation.AggregationScenarioMain ovfl "$stress")" \
+  "$(rank_command 1 10.0.3.2 io.fabricrpc.aggregation.AggregationScenarioMain ovfl "$stress")"
+finish_pair ovfl
+for r in 0 1; do
+  grep -qx "AGG_OK rank=$r received=$((stress * 4 * 2))" "$logs/ovfl-rank$r.log" \
+    || { echo "rdma-two-guests: ovfl: rank $r did not receive $((stress * 4 * 2)) calls in order" >&2; exit 1; }
 done
 [ "$rc_a" -eq 0 ] || exit "$rc_a"
 [ "$rc_b" -eq 0 ] || exit "$rc_b"

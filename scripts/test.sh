@@ -45,7 +45,7 @@ if [ -x scripts/rdma-tests.sh ] && [ $status -eq 0 ]; then
 fi
 
 if [ -x scripts/rdma-two-guests.sh ] && [ $status -eq 0 ]; then
-  step "Two Soft-RoCE guests, two kernels, RDMA between them: histogram demo, stress (exactly once, FIFO), killed peer"
+  step "Two Soft-RoCE guests, two kernels, RDMA between them: histogram demo, stress and ovfl stress (exactly once, FIFO), killed peer"
   if scripts/rdma-two-guests.sh 20000; then
     echo "two guests: 1 passed, 0 failed" | tee -a target-test-summary.txt
   else

@@ -75,27 +75,23 @@ finish_pair histogram
 [ "$rc_a" -eq 0 ] || exit "$rc_a"
 [ "$rc_b" -eq 0 ] || exit "$rc_b"
 
-echo "rdma-two-guests: stress: every worker sends $stress calls to every worker, per-sender order checked" >&2
-run_pair stress "$(rank_command 0 10.0.3.1 io.fabricrpc.invocation.FabricScenarioMain stress "$stress")" \
-  "$(rank_command 1 10.0.3.2 io.fabricrpc.invocation.FabricScenarioMain stress "$stress")"
-finish_pair stress
-for r in 0 1; do
-  grep -qx "STRESS_OK rank=$r received=$((stress * 4 * 2))" "$logs/stress-rank$r.log" \
-    || { echo "rdma-two-guests: stress: rank $r did not receive $((stress * 4 * 2)) calls in order" >&2; exit 1; }
-done
-[ "$rc_a" -eq 0 ] || exit "$rc_a"
-[ "$rc_b" -eq 0 ] || exit "$rc_b"
+stress_pair() { # name expected-line-prefix main-class scenario
+  local name=$1 ok=$2 main=$3 scenario=$4 r
+  run_pair "$name" "$(rank_command 0 10.0.3.1 "$main" "$scenario" "$stress")" \
+    "$(rank_command 1 10.0.3.2 "$main" "$scenario" "$stress")"
+  finish_pair "$name"
+  for r in 0 1; do
+    grep -qx "$ok rank=$r received=$((stress * 4 * 2))" "$logs/$name-rank$r.log" \
+      || { echo "rdma-two-guests: $name: rank $r did not receive $((stress * 4 * 2)) calls in order" >&2; exit 1; }
+  done
+  [ "$rc_a" -eq 0 ] || exit "$rc_a"
+  [ "$rc_b" -eq 0 ] || exit "$rc_b"
+}
 
+echo "rdma-two-guests: stress: every worker sends $stress calls to every worker, per-sender order checked" >&2
+stress_pair stress STRESS_OK io.fabricrpc.invocation.FabricScenarioMain stress
 echo "rdma-two-guests: ovfl: the same through OVERFLOW aggregators on rings of 2 chunks of 4 KiB" >&2
-run_pair ovfl "$(rank_command 0 10.0.3.1 io.fabricrpc.aggregation.AggregationScenarioMain ovfl "$stress")" \
-  "$(rank_command 1 10.0.3.2 io.fabricrpc.aggregation.AggregationScenarioMain ovfl "$stress")"
-finish_pair ovfl
-for r in 0 1; do
-  grep -qx "AGG_OK rank=$r received=$((stress * 4 * 2))" "$logs/ovfl-rank$r.log" \
-    || { echo "rdma-two-guests: ovfl: rank $r did not receive $((stress * 4 * 2)) calls in order" >&2; exit 1; }
-done
-[ "$rc_a" -eq 0 ] || exit "$rc_a"
-[ "$rc_b" -eq 0 ] || exit "$rc_b"
+stress_pair ovfl AGG_OK io.fabricrpc.aggregation.AggregationScenarioMain ovfl
 
 echo "rdma-two-guests: killed peer: rank 1's JVM is killed while rank 0 waits on it" >&2
 ctl=$(mktemp -d "$root/benchmarks/target/two-guests-ctl.XXXXXX") # shared read-write with guest 1: the kill request

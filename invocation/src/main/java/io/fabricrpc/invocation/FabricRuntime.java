@@ -996,8 +996,9 @@ public final class FabricRuntime implements Fabric {
     }
 
     private void sendRaw(ThreadContext context, int global, MemorySegment record, long offset, long length, int span) {
-        Messenger messenger = messenger(context, global);
-        context.markSent(route(context, 0, global)); // view 0's route: its channel is this messenger
+        ThreadContext.Route route = route(context, 0, global); // view 0: its channel is the plain messenger
+        Messenger messenger = (Messenger) route.channel;
+        context.markSent(route);
         ThreadContext.RawWriter raw = context.raw();
         raw.source = record;
         raw.offset = offset;

@@ -122,6 +122,24 @@ public final class CallRecordDescriptor {
     }
 
     /**
+     * Where each primitive capture lies, as an offset from the first primitive capture's byte: the primitives in
+     * capture order, packed with their {@link #primitiveWidth}s; object captures (-1 here) follow them, Kryo-written.
+     * The encoder and the decoder both lay captures out by this one rule.
+     *
+     * @return {@code captures.length + 1} values: the offset of each capture, then the bytes of all primitives
+     */
+    static long[] primitiveOffsets(Class<?>[] captures) {
+        long[] offsets = new long[captures.length + 1];
+        long bytes = 0;
+        for (int i = 0; i < captures.length; i++) {
+            offsets[i] = captures[i].isPrimitive() ? bytes : -1;
+            bytes += captures[i].isPrimitive() ? primitiveWidth(captures[i]) : 0;
+        }
+        offsets[captures.length] = bytes;
+        return offsets;
+    }
+
+    /**
      * Returns the offset just past the call record starting at {@code offset}, from its header alone.
      *
      * @throws CallDecodingException if the header is malformed or the record extends beyond {@code limit}

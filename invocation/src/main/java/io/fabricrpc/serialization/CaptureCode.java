@@ -40,11 +40,10 @@ final class CaptureCode {
     private static final MethodHandles.Lookup LOOKUP = MethodHandles.lookup();
     private static final ClassDesc METHOD_HANDLE = ClassDesc.of(MethodHandle.class.getName());
     private static final ClassDesc SEGMENT = ClassDesc.of(MemorySegment.class.getName());
+    /** The writer's type, and each capture's store: {@code (Object function, MemorySegment segment, long at)void}. */
     private static final MethodType WRITER_TYPE =
             MethodType.methodType(void.class, Object.class, MemorySegment.class, long.class);
-    /** One capture's store: {@code (Object function, MemorySegment segment, long position)void}. */
-    private static final MethodType STORE_TYPE = WRITER_TYPE;
-    private static final MethodTypeDesc STORE_DESC = STORE_TYPE.describeConstable().orElseThrow();
+    private static final MethodTypeDesc WRITER_DESC = WRITER_TYPE.describeConstable().orElseThrow();
 
     private CaptureCode() {
     }
@@ -60,14 +59,14 @@ final class CaptureCode {
         for (MethodHandle getter : getters) {
             // put(segment, position, getter(function)), reordered to (function, segment, position)
             MethodHandle put = CaptureAccessors.handle("put", getter.type().returnType());
-            stores.add(MethodHandles.permuteArguments(MethodHandles.filterArguments(put, 2, getter), STORE_TYPE,
+            stores.add(MethodHandles.permuteArguments(MethodHandles.filterArguments(put, 2, getter), WRITER_TYPE,
                     1, 2, 0));
         }
         // Slots: 0 this, 1 function, 2 segment, 3-4 base.
         return define(CaptureWriter.class, "write", WRITER_TYPE, stores, code -> {
             for (int i = 0; i < offsets.length; i++) {
                 code.ldc(classDataAt(i)).aload(1).aload(2).lload(3).loadConstant(offsets[i]).ladd()
-                        .invokevirtual(METHOD_HANDLE, "invokeExact", STORE_DESC);
+                        .invokevirtual(METHOD_HANDLE, "invokeExact", WRITER_DESC);
             }
             code.return_();
         });

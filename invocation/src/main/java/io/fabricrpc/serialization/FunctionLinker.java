@@ -171,20 +171,16 @@ final class FunctionLinker {
         }
         MethodHandle h = impl.asType(MethodType.methodType(Object.class, adapted));
 
-        long[] primitiveOffsets = new long[n];
-        int primitiveBytes = 0;
+        long[] primitiveOffsets = CallRecordDescriptor.primitiveOffsets(captures);
         int objectCount = 0;
         int[] objectIndex = new int[n];
         for (int i = 0; i < n; i++) {
-            if (captures[i].isPrimitive()) {
-                primitiveOffsets[i] = primitiveBytes;
-                primitiveBytes += CallRecordDescriptor.primitiveWidth(captures[i]);
-            } else {
+            if (!captures[i].isPrimitive()) {
                 objectIndex[i] = objectCount++;
             }
         }
         CaptureCode.Invoker invoker = CaptureCode.invoker(h, captures, primitiveOffsets, objectIndex,
                 shape.argumentCount());
-        return new ReceiverFunction(shape, invoker, primitiveBytes, objectCount, name);
+        return new ReceiverFunction(shape, invoker, (int) primitiveOffsets[n], objectCount, name);
     }
 }

@@ -99,8 +99,6 @@ final class SenderFunction {
         Field[] fields = captureFields(type, lambda);
         Class<?>[] captureTypes = new Class<?>[fields.length];
         List<MethodHandle> primitiveGetters = new ArrayList<>();
-        List<Long> primitiveOffsets = new ArrayList<>();
-        int primitiveBytes = 0;
         List<MethodHandle> objectGetters = new ArrayList<>();
         List<String> objectNames = new ArrayList<>();
         try {
@@ -112,8 +110,6 @@ final class SenderFunction {
                 checkCapture(function, lambda, i, getter, type);
                 if (fieldType.isPrimitive()) {
                     primitiveGetters.add(getter.asType(MethodType.methodType(fieldType, Object.class)));
-                    primitiveOffsets.add((long) primitiveBytes);
-                    primitiveBytes += CallRecordDescriptor.primitiveWidth(fieldType);
                 } else {
                     objectGetters.add(getter.asType(MethodType.methodType(Object.class, Object.class)));
                     objectNames.add("capture " + i + " (" + fieldType.getName() + ")");
@@ -124,8 +120,10 @@ final class SenderFunction {
         }
         String captureDescriptor = MethodType.methodType(void.class, captureTypes).toMethodDescriptorString();
         FunctionDefinition definition = FunctionDefinition.of(lambda, captureDescriptor);
+        long[] offsets = CallRecordDescriptor.primitiveOffsets(captureTypes);
+        int primitiveBytes = (int) offsets[captureTypes.length];
         CaptureCode.CaptureWriter writer = CaptureCode.writer(primitiveGetters,
-                primitiveOffsets.stream().mapToLong(Long::longValue).toArray());
+                Arrays.stream(offsets, 0, captureTypes.length).filter(offset -> offset >= 0).toArray());
         return new SenderFunction(NEXT_INDEX.getAndIncrement(), definition, writer, primitiveBytes,
                 objectGetters.toArray(MethodHandle[]::new), objectNames.toArray(String[]::new));
     }

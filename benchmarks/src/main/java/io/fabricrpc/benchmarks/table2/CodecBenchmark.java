@@ -134,7 +134,7 @@ public final class CodecBenchmark implements Callable<Integer> {
         }
         double[] sorted = ratios.clone();
         Arrays.sort(sorted);
-        return new Row(size, median(codecNs), median(rawNs), median(ratios), sorted[0], sorted[sorted.length - 1],
+        return new Row(size, Table2Report.median(codecNs), Table2Report.median(rawNs), Table2Report.median(ratios), sorted[0], sorted[sorted.length - 1],
                 (double) allocated / allocatedCalls, recordBytes);
     }
 
@@ -196,13 +196,6 @@ public final class CodecBenchmark implements Callable<Integer> {
             total += sum;
         }
         return total;
-    }
-
-    private static double median(double[] values) {
-        double[] sorted = values.clone();
-        Arrays.sort(sorted);
-        int n = sorted.length;
-        return n % 2 == 1 ? sorted[n / 2] : (sorted[n / 2 - 1] + sorted[n / 2]) / 2;
     }
 
     private String markdown(Report.Machine machine, double loadBefore, double loadAfter, List<Row> rows) {

@@ -4,10 +4,11 @@ import io.fabricrpc.messaging.Messenger;
 import io.fabricrpc.messaging.RecordWriter;
 
 /**
- * TRADITIONAL mode: every call is serialized straight into the messenger's staging memory (registered under RDMA,
- * the mapped segment under shared memory) at the chunk position it will occupy at the receiver, and the batch goes
- * out as one write once it holds {@code batchBytes}, on {@link #flush()}, or {@code maxDelay} after its first call.
- * Zero-copy: the bytes move once, from where they were serialized.
+ * TRADITIONAL mode: every call is serialized at the chunk position it will occupy at the receiver, and the batch is
+ * published at once when it holds {@code batchBytes}, on {@link #flush()}, or {@code maxDelay} after its first call.
+ * Zero-copy: under RDMA the calls go into the messenger's registered staging memory and the batch is one WRITE from
+ * there; under shared memory they go straight into the receiver's mapped chunk, unseen until the batch's first
+ * header is stored with release, so publishing copies nothing.
  */
 final class TraditionalAggregator extends Aggregator {
     private final int batchBytes;

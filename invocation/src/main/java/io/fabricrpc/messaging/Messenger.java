@@ -99,6 +99,8 @@ public final class Messenger implements RecordChannel {
         }
     }
 
+    /** The header of the record at {@code published} while appended records wait in the window (see append). */
+    private int firstUnpublishedHeader;
     /** Whether this messenger may defer flags at all (a positive publication delay). */
     private final boolean defers;
     /** Whether it may also hold whole calls while the link is backlogged. */
@@ -325,8 +327,8 @@ public final class Messenger implements RecordChannel {
         if (currentSealed && !advance()) {
             return false;
         }
-        boolean direct = publishNow && window != null;
-        if (direct) {
+        boolean direct = window != null;
+        if (direct && publishNow) {
             if (published != position) {
                 publishStaged(false); // appended records go first (a window never defers a flag)
             }
@@ -345,11 +347,16 @@ public final class Messenger implements RecordChannel {
             throw badLength(length);
         }
         if (direct) {
-            // Release: the record's bytes, written by plain stores, become visible before its header (the same
-            // publication as Link.writePublished after a copy; here there is nothing to copy).
-            ChunkLayout.HEADER.setRelease(window, at, ChunkLayout.header(length, tag));
-            position += ChunkLayout.recordSize(length);
-            published = position;
+            int header = ChunkLayout.header(length, tag);
+            if (publishNow) {
+                // Release: the record's bytes, written by plain stores, become visible before its header (the same
+                // publication as Link.writePublished after a copy; here there is nothing to copy).
+                ChunkLayout.HEADER.setRelease(window, at, header);
+                position += ChunkLayout.recordSize(length);
+                published = position;
+            } else {
+                appendedInWindow(at, header);
+            }
         } else {
             stage(tag, at, length);
             if (publishNow) {
@@ -413,8 +420,9 @@ public final class Messenger implements RecordChannel {
     // ---- aggregation support: deferred publication and pre-framed records ----
 
     /**
-     * Serializes a record into staging at the current chunk position without sending it (Seriema's traditional
-     * aggregation, zero-copy: the batch is later written from where it was serialized). The record goes out with
+     * Serializes a record at the current chunk position without sending it (Seriema's traditional aggregation,
+     * zero-copy): into staging, from where the batch is later written, or, when the transport maps the chunk (shared
+     * memory), straight into the receiver's chunk, where publishing it is one releasing store. The record goes out with
      * the next {@link #publish()}, or when the chunk fills. Full chunks follow the {@link FullPolicy} as in
      * {@link #send(int, RecordWriter)}; RETRY_ASYNC is not supported here.
      *
@@ -593,6 +601,20 @@ public final class Messenger implements RecordChannel {
         return recordCapacity;
     }
 
+    /**
+     * Frames a record appended straight into the window (shared memory: the receiver's own chunk, so publishing it
+     * later copies nothing). The batch's first header is its flag and stays zero in the chunk until
+     * {@link #publishStaged} stores it with release; later headers of the batch are plain stores it covers.
+     */
+    private void appendedInWindow(long at, int header) {
+        if (at == ChunkLayout.DATA_OFFSET + published) {
+            firstUnpublishedHeader = header;
+        } else {
+            window.set(ValueLayout.JAVA_INT_UNALIGNED, at, header); // plain: unread until the first header is released
+        }
+        position += ChunkLayout.recordSize(ChunkLayout.length(header));
+    }
+
     /** Frames the record the writer put at {@code at} (header with length and tag); it stays local until published. */
     private void stage(int tag, long at, long length) {
         stagingSegment.set(ValueLayout.JAVA_INT_UNALIGNED, at, ChunkLayout.header(length, tag));
@@ -611,7 +633,15 @@ public final class Messenger implements RecordChannel {
             }
             return;
         }
-        publishRange(ChunkLayout.DATA_OFFSET + published, ChunkLayout.DATA_OFFSET + position, defer && window == null);
+        if (window != null) {
+            // Appended into the window: release, so the batch's bytes (plain stores by this thread, or by one that
+            // handed the messenger over through the aggregator's lock) become visible before its first header.
+            link.checkAlive();
+            ChunkLayout.HEADER.setRelease(window, ChunkLayout.DATA_OFFSET + published, firstUnpublishedHeader);
+            published = position;
+            return;
+        }
+        publishRange(ChunkLayout.DATA_OFFSET + published, ChunkLayout.DATA_OFFSET + position, defer);
         published = position;
     }
 

@@ -367,6 +367,45 @@ public abstract class MessengerTest {
         }
     }
 
+    /**
+     * Appended records (traditional aggregation) stay unseen until published, whether they wait in staging or, over a
+     * mapped window, in the receiver's own chunk; a chunk change publishes what the old chunk holds; a writer that
+     * scribbles and fails mid-batch leaves no trace; every record arrives once, in order.
+     */
+    @Test
+    void appendedRecordsStayUnseenUntilPublishedThenArriveInOrder() {
+        MessengerConfig config = MessengerConfig.defaults().withChunks(4096, 2, 4);
+        RecordWriter scribbler = (target, offset, limit) -> {
+            target.asSlice(offset, limit).fill((byte) 0xFF);
+            throw new IllegalStateException("writer failed after writing " + limit + " bytes");
+        };
+        try (Messenger messenger = messenger(12, config)) {
+            OrderChecker checker = new OrderChecker();
+            long sent = 0;
+            for (int batch = 0; batch < 40; batch++) {
+                int records = 1 + batch % 7 * 9; // up to 55 records of 32 to 40 bytes: some batches cross a chunk
+                long publishedBefore = sent;
+                for (int i = 0; i < records; i++) {
+                    assertTrue(messenger.append(0, record(12, sent++, (i % 3) * 8)));
+                    if (i == records / 2) {
+                        assertThrows(IllegalStateException.class, () -> messenger.append(0, scribbler));
+                    }
+                }
+                for (int poll = 0; poll < 20; poll++) {
+                    receiver.processCalls(checker);
+                }
+                assertTrue(checker.total >= publishedBefore && checker.total < sent,
+                        "before publish: " + checker.total + " records seen, " + publishedBefore + " published, "
+                                + sent + " appended");
+                messenger.publish();
+                drain(checker, sent);
+                assertEquals(sent, checker.total);
+            }
+            assertEquals(sent, messenger.recordsSent(), "a failed append is not counted");
+            assertEquals(0, messenger.stagedBytes());
+        }
+    }
+
     @Test
     void recordsArriveExactlyOnceAndInOrderPerSender() throws Exception {
         int senderThreads = 3;

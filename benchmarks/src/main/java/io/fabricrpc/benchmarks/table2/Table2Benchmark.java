@@ -410,8 +410,13 @@ public final class Table2Benchmark implements Callable<Integer> {
                         + " into (`FabricRuntime.SEND_QUEUE_BYTES`), behind the transport's per-endpoint message"
                         + " queue.%n"
                         + "- `trad`, `ovfl`: each aggregation view has messengers of its own (the same bound again per"
-                        + " sender and destination). `trad` batches into the messenger's staging chunk and sends 4 KiB"
-                        + " batches (`AggregationConfig.traditional()`); `ovfl` sends directly while the chunks have"
+                        + " sender and destination). `trad` "
+                        + (transport.equals("shm")
+                                ? "serializes straight into the receiver's mapped chunk and publishes every 4 KiB with"
+                                        + " one releasing store"
+                                : "batches into the messenger's registered staging chunk and sends each 4 KiB batch"
+                                        + " as one WRITE")
+                        + " (`AggregationConfig.traditional()`); `ovfl` sends directly while the chunks have"
                         + " room and keeps what exceeds in a region of at most 16 MiB (`AggregationConfig.overflow()`).%n"
                         + "- `raw`: one ring of %d KiB (+ %d B trailer), the same budget as one messenger.",
                 cMax, chunkSize, messenger / 1024, c, chunkSize / 1024, capacity / 1024,

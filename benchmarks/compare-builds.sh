@@ -1,0 +1,81 @@
+#!/usr/bin/env bash
+# A/B of two builds on the shared-memory Table 2: the checked-out tree against BASE (any git revision), run after
+# run in alternation (base, current, base, current, ...), each run measuring its columns side by side. For every size
+# it reports, per pair, how the within-run ratio NUM/DEN (e.g. trad/write) moved from base to current, and the median
+# of those per-pair changes. Within-run ratios cancel most of the machine's swings; the alternation cancels the rest.
+#
+#   benchmarks/compare-builds.sh BASE [--pairs N] [--ratio NUM/DEN] [--output FILE] [-- TABLE2 ARGUMENTS]
+#   e.g. benchmarks/compare-builds.sh HEAD~1 --pairs 5 --ratio trad/write -- --rounds 5 --columns write,trad,raw
+#
+# BASE is built in target/compare-builds/base (a git worktree, removed afterwards); reports stay in
+# target/compare-builds/. The summary goes to stdout and, with --output, to FILE.
+set -euo pipefail
+root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+source "$root/scripts/lib/env.sh"
+
+[[ $# -ge 1 ]] || { sed -n '2,11p' "$0" >&2; exit 2; }
+base_rev="$1"; shift
+pairs=5 ratio=trad/write output=""
+while [[ $# -gt 0 ]]; do
+    case "$1" in
+        --pairs) pairs="$2"; shift 2 ;;
+        --ratio) ratio="$2"; shift 2 ;;
+        --output) output="$2"; shift 2 ;;
+        --) shift; break ;;
+        *) echo "unknown option $1 (table2 arguments go after --)" >&2; exit 2 ;;
+    esac
+done
+[[ "$ratio" == */* ]] || { echo "--ratio must be NUM/DEN column names, got '$ratio'" >&2; exit 2; }
+base_sha="$(git -C "$root" rev-parse --verify "$base_rev^{commit}")"
+
+work="$root/target/compare-builds"
+mkdir -p "$work"
+rm -f "$work"/*.md "$work"/*.png "$work"/*.log
+git -C "$root" worktree remove --force "$work/base" 2>/dev/null || rm -rf "$work/base"
+git -C "$root" worktree add --detach "$work/base" "$base_sha" >/dev/null
+trap 'git -C "$root" worktree remove --force "$work/base" 2>/dev/null || true' EXIT
+echo "building base $base_sha and the current tree ..." >&2
+(cd "$work/base" && mvn -B -q -ntp -Dstyle.color=never -pl benchmarks -am -DskipTests package)
+(cd "$root" && mvn -B -q -ntp -Dstyle.color=never -pl benchmarks -am -DskipTests package)
+
+for ((i = 1; i <= pairs; i++)); do
+    for build in base current; do
+        tree="$root"; [[ $build == base ]] && tree="$work/base"
+        echo "pair $i: $build ..." >&2
+        "$tree/benchmarks/run-table2-bench.sh" --output "$work/$build-$i.md" --note "compare-builds $build" "$@" \
+            > "$work/$build-$i.log" 2>&1 || { echo "run failed: $work/$build-$i.log" >&2; exit 1; }
+    done
+done
+
+python3 - "$work" "$pairs" "$ratio" "$base_sha" "$(git -C "$root" rev-parse HEAD)$(git -C "$root" diff --quiet HEAD || echo '+changes')" <<'PY' | tee ${output:+"$output"}
+import re, statistics, sys
+work, pairs, ratio, base, current = sys.argv[1], int(sys.argv[2]), sys.argv[3], sys.argv[4], sys.argv[5]
+num, den = ratio.split("/")
+
+def calls(path):
+    """calls/s per size and column from a report's summary table."""
+    text = open(path, encoding="utf-8").read().split("## Summary", 1)[1]
+    lines = []
+    for line in text.lstrip().splitlines():  # the summary table: the first run of table lines
+        if not line.startswith("|"):
+            break
+        lines.append(line)
+    head = [c.strip() for c in lines[0].strip("|").split("|")]
+    out = {}
+    for line in lines[2:]:
+        cells = [c.strip() for c in line.strip("|").split("|")]
+        out[int(cells[0])] = {h[:-len(" calls/s")]: float(v.replace(",", ""))
+                              for h, v in zip(head, cells) if h.endswith(" calls/s")}
+    return out
+
+runs = {b: [calls(f"{work}/{b}-{i}.md") for i in range(1, pairs + 1)] for b in ("base", "current")}
+print(f"# compare-builds: {ratio} of {current} against base {base[:12]}, {pairs} alternating pairs\n")
+print(f"| size (B) | base {ratio} (median) | current {ratio} (median) | current/base per pair | median change |")
+print("|---:|---:|---:|---|---:|")
+for size in sorted(runs["base"][0]):
+    b = [r[size][num] / r[size][den] for r in runs["base"]]
+    c = [r[size][num] / r[size][den] for r in runs["current"]]
+    changes = [y / x for x, y in zip(b, c)]
+    print(f"| {size} | {statistics.median(b):.2f}x | {statistics.median(c):.2f}x | "
+          f"{' '.join(f'{v:.2f}' for v in changes)} | **{statistics.median(changes):.2f}x** |")
+PY

@@ -66,7 +66,7 @@ final class OverflowAggregator extends Aggregator {
 
     /** Keeps a call that the messenger cannot take now, behind the ones already waiting. */
     private boolean park(int tag, RecordWriter writer) {
-        long maxRecord = messenger.chunkDataCapacity() - ChunkLayout.RECORD_HEADER_LENGTH;
+        long maxRecord = messenger.maxPayload();
         long start = System.nanoTime();
         while (true) {
             ensureRoom(ChunkLayout.RECORD_HEADER_LENGTH + maxRecord);

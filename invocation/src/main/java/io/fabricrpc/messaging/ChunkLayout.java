@@ -15,15 +15,17 @@ import java.lang.invoke.VarHandle;
  *  +------------------------------------+---------------------------------+----------+----------+
  *
  * Record (4-byte aligned; a call costs 4 bytes of framing plus up to 3 of padding):
- *  0         1                   4                       4 + length          recordSize(length)
- *  +---------+-------------------+-----------------------+-------------------+
- *  | control | length (24 bits)  | payload               | padding (0..3)    |
- *  +---------+-------------------+-----------------------+-------------------+
- *  header: little-endian int; control byte = VALID (0x80, set in every published header) | TAG_NOTIFY (0x40, asks
- *  the receiver to push its consumed-record count once the record has been handled) | tag (0..62); length > 0
+ *  0         1        2        3        4                       4 + length          recordSize(length)
+ *  +---------+--------+--------+--------+-----------------------+-------------------+
+ *  | control | 1 len0 | 1 len1 | 1 len2 | payload               | padding (0..3)    |
+ *  +---------+--------+--------+--------+-----------------------+-------------------+
+ *  header: little-endian int. control byte = VALID (0x80: the record is published) | TAG_NOTIFY (0x40: the
+ *  receiver pushes its consumed-record count once the record has been handled) | FOLLOWS (0x20: this record
+ *  starts a later write than the record before it) | tag (0..30). length = len0 | len1 << 7 | len2 << 14 (21 bits,
+ *  > 0); each length byte has its top bit set, so a header is wholly placed iff none of bytes 1..3 is zero.
  *
  * Seal (the sender has left the chunk; nothing more will be written to it):
- *  control = VALID | SEAL_TAG (63), and the length field holds the growth (0..255): how many new chunks the sender
+ *  control = VALID | SEAL_TAG (31) (| FOLLOWS), and the length field holds the growth (0..255): how many new chunks the sender
  *  inserted into its ring right after this chunk
  *
  * Notification slot (in the <em>sender's</em> memory, RemoteAccess.WRITE, 48 bytes per messenger):
@@ -37,16 +39,25 @@ import java.lang.invoke.VarHandle;
  *  value torn by a responder that places 8-byte writes byte by byte.
  * </pre>
  *
- * <p><b>Publication.</b> The control byte of a record's header is its flag: the receiver polls the header at its read
- * position with an acquiring load, and a header without VALID means "nothing yet". The sender writes a batch of records
- * (one or many) with {@link io.fabricrpc.transport.Link#writePublished}, which places the first byte of the batch — the
- * first header's control byte — after every other byte, as a single-byte write; headers further into the batch are
- * covered by it. A single byte cannot tear, whereas an RDMA WRITE of a 4- or 8-byte flag may be copied byte by byte
- * by the responder (Soft-RoCE's memcpy did exactly that: a reader saw 0x10 of a header 0x110). So one call costs the receiver one
- * cache line it must fetch, not two (record and a separate producer word), and RDMA needs no extra flag write per
- * batch beyond the 4-byte header. A chunk's data area always keeps 4 bytes for the seal after the last record. Over
- * RDMA a sender may hold a batch's flag back for its next batch's WRITE to carry (the receiver sees no difference:
- * a flag still lands only after every byte it covers; see {@link Messenger}'s deferred publication).
+ * <p><b>Publication.</b> A record is complete, and the receiver may read it, once any of these holds:
+ * <ol>
+ *   <li>its control byte has VALID. The receiver polls the header at its read position with an acquiring load. The
+ *   sender writes a batch of records (one or many) with {@link io.fabricrpc.transport.Link#writePublished}, which
+ *   places the first byte of the batch, the first header's control byte, after every other byte, as a single-byte
+ *   write; headers further into the batch carry VALID too and are covered by it. A single byte cannot tear, whereas
+ *   an RDMA WRITE of a 4- or 8-byte flag may be copied byte by byte by the responder (Soft-RoCE's memcpy did exactly
+ *   that: a reader saw 0x10 of a header 0x110). Over a mapped window the control byte is stored with release.</li>
+ *   <li>a later record has FOLLOWS and every record between has a wholly placed header without it (they were
+ *   written together): the write that carries FOLLOWS was posted after the records' own write, and a responder
+ *   places a later WRITE of a queue pair after an earlier one. This is deferred publication over RDMA
+ *   ({@link Messenger}): a call's records go out with VALID cleared in their first control byte, and the next call's
+ *   write, which starts with FOLLOWS, publishes them without re-sending them; a call no other follows gets its
+ *   VALID as a 1-byte write. The receiver finds the later record through the lengths, which it trusts only in
+ *   wholly placed headers (each of the three length bytes is non-zero once placed, zero before).</li>
+ * </ol>
+ * FOLLOWS is only ever set on the first record of a write (a later one lands with its write's other bytes, in any
+ * order). A chunk's data area always keeps 4 bytes for the seal after the last record; the seal is a record like any
+ * other here (its own flag, FOLLOWS when it starts its write).
  *
  * <p><b>Invariants.</b> Every byte of a chunk's data area beyond the last published header is zero: chunks start
  * zeroed, and the receiver zeroes what a sealed chunk held before it pushes the consumed-chunk count that lets the
@@ -63,15 +74,21 @@ public final class ChunkLayout {
     public static final int RECORD_ALIGNMENT = 4;
     /** Bytes a chunk's data area keeps free after the last record for the seal. */
     public static final int SEAL_LENGTH = RECORD_HEADER_LENGTH;
-    public static final int MAX_RECORD_LENGTH = (1 << 24) - 1;
+    /** The largest payload a header can describe (21 bits of length); records must also fit their chunk. */
+    public static final int MAX_RECORD_LENGTH = (1 << 21) - 1;
+    /** The largest chunk: offsets inside a chunk stay ints. */
+    public static final int MAX_CHUNK_SIZE = 1 << 24;
     /** Tag bit asking the receiver to push its consumed-record count after handling the record. */
     public static final int TAG_NOTIFY = 0x40;
-    /** Tags an application may use: 0..62 (63 is the seal, bits 6 and 7 are the messenger's). */
-    public static final int MAX_APPLICATION_TAG = 62;
-    static final int LENGTH_SHIFT = 8;
+    /** Tags an application may use: 0..30 (31 is the seal; the top three bits are the messenger's). */
+    public static final int MAX_APPLICATION_TAG = 30;
     static final int VALID = 0x80;
-    static final int TAG_MASK = 0x3F;
-    static final int SEAL_TAG = 0x3F;
+    /** In a control byte: this record starts a write posted after the one that carried the record before it. */
+    static final int FOLLOWS = 0x20;
+    static final int TAG_MASK = 0x1F;
+    static final int SEAL_TAG = 0x1F;
+    /** The top bit of each length byte: set in every header, so a placed length byte is never zero. */
+    private static final int LENGTH_MARKS = 0x80_80_80_00;
     public static final int NOTIFY_CHUNKS_OFFSET = 0;
     public static final int NOTIFY_RECORDS_OFFSET = io.fabricrpc.transport.CounterSlot.LENGTH;
     public static final int NOTIFY_LENGTH = 2 * io.fabricrpc.transport.CounterSlot.LENGTH;
@@ -79,18 +96,21 @@ public final class ChunkLayout {
 
     /** Acquiring loads of record headers (4-byte aligned). */
     static final VarHandle HEADER = ValueLayout.JAVA_INT.varHandle();
+    /** Acquiring loads of control bytes. */
+    static final VarHandle CONTROL = ValueLayout.JAVA_BYTE.varHandle();
 
     private ChunkLayout() {
     }
 
     /** The published header of a record of {@code length} payload bytes with {@code tag} (TAG_NOTIFY included). */
     public static int header(long length, int tag) {
-        return (int) (length << LENGTH_SHIFT) | VALID | tag;
+        int n = (int) length;
+        return (n & 0x7F) << 8 | (n >>> 7 & 0x7F) << 16 | (n >>> 14 & 0x7F) << 24 | LENGTH_MARKS | VALID | tag;
     }
 
     /** Payload length of a record header (the growth of a seal). */
     public static int length(int header) {
-        return header >>> LENGTH_SHIFT;
+        return (header >>> 8 & 0x7F) | (header >>> 9 & (0x7F << 7)) | (header >>> 10 & (0x7F << 14));
     }
 
     /** Tag of a record header, TAG_NOTIFY included. */
@@ -102,9 +122,18 @@ public final class ChunkLayout {
         return (header & VALID) != 0;
     }
 
+    /** Whether all three length bytes of the header are placed (a header being written may be read in part). */
+    static boolean isPlaced(int header) {
+        return (header & LENGTH_MARKS) == LENGTH_MARKS;
+    }
+
+    static boolean follows(int control) {
+        return (control & FOLLOWS) != 0;
+    }
+
     /** The seal header announcing {@code growth} (0..255) chunks inserted after this one. */
     static int sealHeader(int growth) {
-        return growth << LENGTH_SHIFT | VALID | SEAL_TAG;
+        return header(growth, SEAL_TAG);
     }
 
     static boolean isSeal(int header) {
@@ -112,7 +141,7 @@ public final class ChunkLayout {
     }
 
     static int sealGrowth(int header) {
-        return header >>> LENGTH_SHIFT;
+        return length(header);
     }
 
     /** Bytes a record of {@code length} payload bytes occupies, header and padding included. */
@@ -127,6 +156,6 @@ public final class ChunkLayout {
 
     /** The largest payload one record can carry in a chunk of {@code chunkSize} bytes. */
     public static long maxPayload(int chunkSize) {
-        return recordCapacity(chunkSize) - RECORD_HEADER_LENGTH;
+        return Math.min(recordCapacity(chunkSize) - RECORD_HEADER_LENGTH, MAX_RECORD_LENGTH);
     }
 }

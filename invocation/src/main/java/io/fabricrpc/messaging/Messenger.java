@@ -31,13 +31,13 @@ import java.util.concurrent.locks.ReentrantLock;
  * <p><b>Deferred publication</b> (transports without a mapped window, i.e. RDMA). Publishing a record there takes two
  * WRITEs: the record without its first byte, then that byte (its flag) alone, since only a later WRITE is placed
  * after the record and only a single byte cannot tear ({@link Link#writePublished}). When calls follow each other
- * the second WRITE is saved: a call's records go out without their flag and the flag waits
- * ({@code deferredAt}); the next call re-sends the waiting records, flag now set, in front of its own, in one WRITE
- * with a zero in place of its own flag ({@link Link#writeAround}). Its records are then placed after the previous
- * ones, and the previous flag is placed no earlier than its records, so the receiver's rule is unchanged. A
- * re-sent record's bytes equal the ones already placed, so a reader never sees them change. A waiting flag is also
- * sent alone: by the sender whenever it flushes, waits or seals the chunk, and by the node's flusher thread once
- * it has waited {@link MessengerConfig#publicationDelay} at most. Every flag write is idempotent (the same byte
+ * the second WRITE is saved: a call's records go out with their flag cleared ({@link Link#writeFirstByteAs}) and the
+ * flag waits ({@code deferredAt}); the next call's WRITE starts with a record marked FOLLOWS, which publishes the
+ * waiting records without sending them again (ChunkLayout, rule 2). FOLLOWS is set only on a WRITE this thread posts
+ * after it posted the waiting records itself, and after the flusher posted any held records it claimed, so it never
+ * lands before records it stands for. A waiting flag is
+ * also sent alone: by the sender whenever it flushes, waits or seals the chunk, and by the node's flusher thread
+ * once it has waited {@link MessengerConfig#publicationDelay} at most. Every flag write is idempotent (the same byte
  * from the same staging copy), so the sender and the flusher may both send one. The flusher sends one only under
  * {@code publicationLock}, which the sender holds to seal and leave a chunk: a late flag never lands in a chunk the
  * receiver has already zeroed for reuse, and staging is refilled only after the seal (posted later) completed.
@@ -51,10 +51,11 @@ import java.util.concurrent.locks.ReentrantLock;
  *
  * <p><b>The waiting range</b> ({@code deferred}, packed {@code start << 32 | end}, plus {@code UNSENT}): the records
  * {@code [start, end)} of the current chunk whose first flag has not been sent; without {@code UNSENT} all their
- * other bytes have been written. Invariant: a write never leaves a zero (a hole) where a flag may already have been
- * sent. The sender's holes are at the first flag of records nobody else ever sent; a held range's first flag is
- * sent by whoever claims the range with a CAS to -1 (the sender, or the flusher, which claims before it writes), and
- * the sender extends a range by CAS only, so a range the flusher has claimed is never extended.
+ * bytes have been written, the first with its flag cleared. Invariant: a write never clears a flag that may already
+ * have been sent (a flag-cleared byte goes out once, in the WRITE that carries its record first). A held range is
+ * sent by whoever claims it with a CAS to -1 (the sender, or the flusher, which claims before it writes and writes
+ * under {@code publicationLock}), and the sender extends a held range by CAS only, so a range the flusher has
+ * claimed is never extended. A flag-only range is replaced, not extended, when the next WRITE marks FOLLOWS.
  */
 public final class Messenger implements RecordChannel {
     private final MessagingNode node;
@@ -87,8 +88,6 @@ public final class Messenger implements RecordChannel {
 
     private Runnable waitHelper = () -> { };
 
-    /** Re-sending at most this many bytes of waiting records beats a WRITE of its own for their flag. */
-    static final long PIGGYBACK_LIMIT = 512;
     private static final VarHandle DEFERRED;
 
     static {
@@ -112,6 +111,8 @@ public final class Messenger implements RecordChannel {
      */
     @SuppressWarnings("unused")
     private long deferred = -1;
+    /** Sender thread: records were held since this thread last posted a FOLLOWS (the flusher may post them). */
+    private boolean heldSinceFollows;
     /** In {@code deferred}: the range's bytes have not been written yet (held calls). */
     private static final long UNSENT = 1L << 62;
     /** Held to seal and leave a chunk, and by the flusher thread to post a waiting flag. */
@@ -335,7 +336,7 @@ public final class Messenger implements RecordChannel {
             link.checkAlive();
         }
         long at = ChunkLayout.DATA_OFFSET + position;
-        long length = serialize(writer, direct, at, recordCapacity - position - ChunkLayout.RECORD_HEADER_LENGTH);
+        long length = serialize(writer, direct, at, room(position));
         if (length < 0) {
             length = serializeInNextChunk(writer, direct);
             if (length < 0) {
@@ -343,7 +344,7 @@ public final class Messenger implements RecordChannel {
             }
             at = ChunkLayout.DATA_OFFSET;
         }
-        if (length == 0 || length > recordCapacity - position - ChunkLayout.RECORD_HEADER_LENGTH) {
+        if (length == 0 || length > room(position)) {
             throw badLength(length);
         }
         if (direct) {
@@ -378,7 +379,7 @@ public final class Messenger implements RecordChannel {
         if (!advance()) {
             return -1;
         }
-        long length = serialize(writer, direct, ChunkLayout.DATA_OFFSET, recordCapacity - ChunkLayout.RECORD_HEADER_LENGTH);
+        long length = serialize(writer, direct, ChunkLayout.DATA_OFFSET, room(0));
         if (length < 0) {
             throw oversize();
         }
@@ -387,7 +388,7 @@ public final class Messenger implements RecordChannel {
 
     private MessagingException badLength(long length) {
         return new MessagingException("record writer reported " + length + " bytes with "
-                + (recordCapacity - position - ChunkLayout.RECORD_HEADER_LENGTH) + " available (must be > 0)");
+                + room(position) + " available (must be > 0)");
     }
 
     /** Lets the writer serialize the record after its header at {@code at}: -1 if it does not fit {@code room}. */
@@ -596,6 +597,16 @@ public final class Messenger implements RecordChannel {
         return take;
     }
 
+    /** The payload a record may have at data offset {@code position}: what the chunk has left, or the header's limit. */
+    private long room(long position) {
+        return Math.min(recordCapacity - position - ChunkLayout.RECORD_HEADER_LENGTH, ChunkLayout.MAX_RECORD_LENGTH);
+    }
+
+    /** The largest payload one record can carry (an empty chunk, or the header's limit). */
+    public long maxPayload() {
+        return room(0);
+    }
+
     /** Bytes of one chunk that records may fill: the largest batch of framed records one write can carry. */
     public long chunkDataCapacity() {
         return recordCapacity;
@@ -646,34 +657,37 @@ public final class Messenger implements RecordChannel {
     }
 
     /**
-     * Writes staged bytes {@code [from, to)} of the current chunk, whose first byte is a record's flag, carrying a
-     * waiting flag along when its records are near enough to re-send; then sends this range's flag, or, if
-     * {@code defer}, leaves it waiting. Sender thread (or the RETRY_ASYNC drainer holding the messenger's lock).
+     * Writes staged bytes {@code [from, to)} of the current chunk, whose first byte is a record's flag, and publishes
+     * them, or, if {@code defer}, sends them with that flag cleared, leaving it waiting. Held records go first, in
+     * the same WRITE. Sender thread (or the RETRY_ASYNC drainer holding the messenger's lock).
      */
     private void publishRange(long from, long to, boolean defer) {
         RemoteRegion chunk = ring[current];
         long waiting = (long) DEFERRED.getAcquire(this);
         if (waiting >= 0 && (waiting & UNSENT) != 0) {
             if (DEFERRED.compareAndSet(this, waiting, -1L)) {
-                from = rangeStart(waiting); // held calls go first, in this WRITE; their first flag covers ours too
-            } // else the flusher claimed them: it sends them, flag included
-            waiting = -1;
+                from = rangeStart(waiting); // held calls go first, in this WRITE (FOLLOWS was settled when held)
+            } // else the flusher claimed them: it sends them, flag included, under publicationLock
+        } else if (waiting >= 0) {
+            // This thread posted the waiting records: this WRITE is later, so FOLLOWS on its first record publishes
+            // them (ChunkLayout, rule 2) and their flag need not be sent. Staging at `from` is not posted yet.
+            markFollows(from);
         }
-        long pending = waiting < 0 ? -1 : rangeStart(waiting);
+        if (heldSinceFollows && (stagingSegment.get(ValueLayout.JAVA_BYTE, from) & ChunkLayout.FOLLOWS) != 0) {
+            // FOLLOWS stands for every record before it, and the flusher may have claimed held records of ours and
+            // not posted them yet. It claims and posts under publicationLock: once we held it, they are posted, and
+            // this WRITE is later.
+            publicationLock.lock();
+            publicationLock.unlock();
+            heldSinceFollows = false;
+        }
         long ticket;
-        if (pending >= 0 && from - pending <= PIGGYBACK_LIMIT) {
-            // One WRITE: the waiting records again with their flag, then these without theirs (a zero in its place).
-            ticket = link.writeAround(staging, pending, chunk, pending, to - pending, from);
-            if (!defer) {
-                ticket = link.write(staging, from, chunk, from, 1); // a later WRITE: lands after the bytes above
-            }
+        if (defer) {
+            ticket = link.writeFirstByteAs(staging, from, chunk, from, to - from,
+                    (byte) (stagingSegment.get(ValueLayout.JAVA_BYTE, from) & ~ChunkLayout.VALID));
         } else {
-            if (pending >= 0) {
-                link.write(staging, pending, chunk, pending, 1); // alone, after the WRITE of its records
-            }
-            ticket = defer ? link.write(staging, from + 1, chunk, from + 1, to - from - 1)
-                    // The transport places the first header after the other bytes; the receiver loads it with acquire.
-                    : link.writePublished(staging, from, chunk, from, to - from);
+            // The transport places the first header after the other bytes; the receiver loads it with acquire.
+            ticket = link.writePublished(staging, from, chunk, from, to - from);
         }
         lastTicket = ticket;
         if (!defer) {
@@ -688,6 +702,12 @@ public final class Messenger implements RecordChannel {
         watchDeferred();
     }
 
+    /** Sets FOLLOWS in the staged control byte at {@code at}, the first record of a WRITE not posted yet. */
+    private void markFollows(long at) {
+        byte control = stagingSegment.get(ValueLayout.JAVA_BYTE, at);
+        stagingSegment.set(ValueLayout.JAVA_BYTE, at, (byte) (control | ChunkLayout.FOLLOWS));
+    }
+
     /**
      * Coalescing: the link is backlogged, so the staged records {@code [published, position)} are not written now;
      * they join the waiting range as held, for the next call's WRITE (or the flusher) to send. Sender thread.
@@ -695,12 +715,22 @@ public final class Messenger implements RecordChannel {
     private void holdStaged() {
         long from = ChunkLayout.DATA_OFFSET + published;
         long to = ChunkLayout.DATA_OFFSET + position;
+        heldSinceFollows = true;
         long waiting = (long) DEFERRED.getAcquire(this);
-        // Extend by CAS (volatile, as the store below): if the flusher claimed the range meanwhile, it may have sent
-        // its flag already, so these records start a range of their own instead.
-        if (waiting < 0 || !DEFERRED.compareAndSet(this, waiting, range(rangeStart(waiting), to, true))) {
-            DEFERRED.setVolatile(this, range(from, to, true));
+        // Extend a held range by CAS (volatile, as the stores below): if the flusher claimed it meanwhile, it may have
+        // sent it already, so these records start a range of their own instead.
+        if (waiting >= 0 && (waiting & UNSENT) != 0
+                && DEFERRED.compareAndSet(this, waiting, range(rangeStart(waiting), to, true))) {
+            published = position;
+            watchDeferred();
+            return;
         }
+        if (waiting >= 0 && (waiting & UNSENT) == 0) {
+            // Records this thread posted wait for their flag: whoever posts this range posts it later, so FOLLOWS
+            // publishes them (set first: the flusher may claim the range as soon as it is stored).
+            markFollows(from);
+        }
+        DEFERRED.setVolatile(this, range(from, to, true)); // replaces a flag-only range: FOLLOWS stands for it
         published = position;
         watchDeferred();
     }
@@ -807,7 +837,7 @@ public final class Messenger implements RecordChannel {
 
     private void enqueue(int tag, RecordWriter writer) {
         long limit = config.asyncQueueLimitBytes();
-        long maxRecord = recordCapacity - ChunkLayout.RECORD_HEADER_LENGTH;
+        long maxRecord = room(0);
         ensureQueueCapacity(ChunkLayout.RECORD_HEADER_LENGTH + maxRecord);
         long length = writer.write(queue, queueTail + ChunkLayout.RECORD_HEADER_LENGTH, maxRecord);
         if (length <= 0) {
@@ -878,7 +908,7 @@ public final class Messenger implements RecordChannel {
     }
 
     private MessagingException oversize() {
-        return new MessagingException("call of more than " + (recordCapacity - ChunkLayout.RECORD_HEADER_LENGTH)
+        return new MessagingException("call of more than " + room(0)
                 + " bytes does not fit an empty chunk of " + config.chunkSize() + " bytes (messenger "
                 + Long.toHexString(sender) + " -> " + Long.toHexString(destination) + "); raise chunkSize");
     }

@@ -20,9 +20,9 @@ public record MessengerConfig(int chunkSize, int c, int cMax, FullPolicy fullPol
         if (publicationDelay.isNegative() || publicationDelay.compareTo(Duration.ofSeconds(1)) > 0) {
             throw new IllegalArgumentException("publicationDelay must be in [0, 1 s], got " + publicationDelay);
         }
-        if (chunkSize < ChunkLayout.MIN_CHUNK_SIZE || chunkSize % 64 != 0 || chunkSize > ChunkLayout.MAX_RECORD_LENGTH) {
+        if (chunkSize < ChunkLayout.MIN_CHUNK_SIZE || chunkSize % 64 != 0 || chunkSize > ChunkLayout.MAX_CHUNK_SIZE) {
             throw new IllegalArgumentException("chunkSize must be a multiple of 64 in [" + ChunkLayout.MIN_CHUNK_SIZE
-                    + ", " + ChunkLayout.MAX_RECORD_LENGTH + "], got " + chunkSize);
+                    + ", " + ChunkLayout.MAX_CHUNK_SIZE + "], got " + chunkSize);
         }
         if (c < 1 || cMax < c || cMax > 255 || c > 64) {
             throw new IllegalArgumentException("need 1 <= c <= cMax <= 255 (and c <= 64), got c = " + c

@@ -27,6 +27,11 @@ final class SenderInbox {
     final ConcurrentLinkedQueue<LocalRegion> grown = new ConcurrentLinkedQueue<>();
     private int current;
     private long consumedBytes;
+    /** Records before this data offset are complete by ChunkLayout's rule 2 (a later write has landed after them). */
+    private long provenBytes;
+    /** The unfinished walk of {@link #provenByALaterWrite}: the read position it started at and where it stopped. */
+    private long walkFrom = -1;
+    private long walkAt;
     private long consumedChunks;
     private long consumedRecords;
     private RuntimeException failure;
@@ -77,8 +82,15 @@ final class SenderInbox {
         while (records < limit) {
             long at = ChunkLayout.DATA_OFFSET + consumedBytes;
             int header = (int) ChunkLayout.HEADER.getAcquire(chunk, at); // pairs with the sender's writePublished
-            if (!ChunkLayout.isPublished(header)) {
-                return records; // nothing published here yet (its length bytes may be, the control byte lands last)
+            if (!ChunkLayout.isPublished(header) && consumedBytes >= provenBytes) {
+                if (!provenByALaterWrite(chunk, header)) {
+                    return records; // nothing published here yet (its length bytes may be, the control byte lands last)
+                }
+                header = (int) ChunkLayout.HEADER.getAcquire(chunk, at); // read before the proof: may have been torn
+            }
+            if (!ChunkLayout.isPlaced(header)) {
+                throw corrupt("published record header 0x" + Integer.toHexString(header) + " at data offset "
+                        + consumedBytes + " lacks the length marks");
             }
             if (ChunkLayout.isSeal(header)) {
                 finishChunk(chunk, ChunkLayout.sealGrowth(header));
@@ -112,6 +124,44 @@ final class SenderInbox {
         return records;
     }
 
+    /**
+     * ChunkLayout's rule 2: the records from the read position on, sent with their flag cleared, are complete once a
+     * record marked FOLLOWS comes after them, every record between being wholly placed with its flag (written
+     * together with the first, or published by a write of its own). The walk resumes where the previous look
+     * stopped; on success the records up to the FOLLOWS are proven. Anything it cannot decide (a header still
+     * landing, possibly a seal) is "not yet": a published header gets the corruption checks when it is read.
+     */
+    private boolean provenByALaterWrite(MemorySegment chunk, int header) {
+        long offset = consumedBytes;
+        if (walkFrom == consumedBytes && walkAt > consumedBytes) {
+            offset = walkAt; // a wholly placed header reached on an earlier look
+            header = (int) ChunkLayout.HEADER.getAcquire(chunk, ChunkLayout.DATA_OFFSET + offset);
+        }
+        walkFrom = consumedBytes;
+        while (ChunkLayout.isPlaced(header)) {
+            int length = ChunkLayout.length(header);
+            long next = offset + ChunkLayout.recordSize(length);
+            if (length == 0 || next > recordCapacity) {
+                break; // a seal whose control byte has not landed, or a corrupt header
+            }
+            int following = (int) ChunkLayout.HEADER.getAcquire(chunk, ChunkLayout.DATA_OFFSET + next);
+            if (ChunkLayout.follows(following)) {
+                provenBytes = next; // a write posted after every record before it has landed
+                walkFrom = -1;
+                return true;
+            }
+            if (!ChunkLayout.isPublished(following) || ChunkLayout.isSeal(following)) {
+                break;
+            }
+            walkAt = offset = next;
+            header = following;
+        }
+        if (offset == consumedBytes) {
+            walkFrom = -1;
+        }
+        return false;
+    }
+
     /** The sender has sealed this chunk and everything in it is consumed: recycle it and tell the sender. */
     private void finishChunk(MemorySegment chunk, int growth) {
         if (growth > grown.size()) {
@@ -127,6 +177,8 @@ final class SenderInbox {
         }
         current = current + 1 == ring.size() ? 0 : current + 1;
         consumedBytes = 0;
+        provenBytes = 0;
+        walkFrom = -1;
     }
 
     private CorruptChunkException corrupt(String detail) {

@@ -68,33 +68,42 @@ public interface Link {
     }
 
     /**
-     * Writes {@code length} bytes like {@link #write}, except the byte at {@code holeOffset} (inside the range, not
-     * its first byte), which the peer already holds as zero and which this write leaves zero whatever {@code src}
-     * holds there. Under RDMA this is one WRITE gathering [start, hole), a zero byte and (hole, end): a messenger
-     * re-sends its previous, still unpublished records with their flag now set, followed by new records whose flag
-     * must not travel with them, and so publishes the previous batch and writes the next one with one work request
-     * (see {@code Messenger}'s deferred publication). The default issues the two writes around the hole.
+     * Writes {@code length} (≥ 2) bytes like {@link #write}, except the first, at a 4-byte-aligned {@code dstOffset},
+     * which lands as {@code first} whatever {@code src} holds there. One write as far as ordering goes: under RDMA one
+     * WRITE gathering a byte of the transport's own and the rest from {@code src}. A messenger sends records this way
+     * with their flag cleared, keeping the flag in {@code src} for a later 1-byte write (see {@code Messenger}'s
+     * deferred publication). The default writes the rest, then the byte through {@link #writePublishedInline}.
      *
      * @return the ticket of the (last) write
-     * @throws TransportException as {@link #write}, or if the hole is not strictly inside the range
+     * @throws TransportException as {@link #write}, or if {@code dstOffset} is unaligned or {@code length < 2}
      */
-    default long writeAround(LocalRegion src, long srcOffset, RemoteRegion dst, long dstOffset, long length,
-                             long holeOffset) {
-        checkHole(dst, dstOffset, length, holeOffset);
-        long ticket = write(src, srcOffset, dst, dstOffset, holeOffset - dstOffset);
-        long after = dstOffset + length - holeOffset - 1;
-        return after == 0 ? ticket : write(src, srcOffset + holeOffset - dstOffset + 1, dst, holeOffset + 1, after);
+    default long writeFirstByteAs(LocalRegion src, long srcOffset, RemoteRegion dst, long dstOffset, long length,
+                                  byte first) {
+        checkFirstByteAs(dst, dstOffset, length);
+        write(src, srcOffset + 1, dst, dstOffset + 1, length - 1);
+        return writePublishedInline(BYTE_VALUES, first & 0xFF, dst, dstOffset, 1);
+    }
+
+    /** Every byte value at its own offset: a source for single bytes that allocates nothing. */
+    MemorySegment BYTE_VALUES = byteValues();
+
+    private static MemorySegment byteValues() {
+        byte[] values = new byte[256];
+        for (int i = 0; i < values.length; i++) {
+            values[i] = (byte) i;
+        }
+        return MemorySegment.ofArray(values);
     }
 
     /**
-     * The argument check every {@link #writeAround} makes.
+     * The argument check every {@link #writeFirstByteAs} makes.
      *
-     * @throws TransportException unless {@code dstOffset < holeOffset < dstOffset + length}
+     * @throws TransportException unless {@code dstOffset} is 4-byte aligned and {@code length >= 2}
      */
-    static void checkHole(RemoteRegion dst, long dstOffset, long length, long holeOffset) {
-        if (holeOffset <= dstOffset || holeOffset >= dstOffset + length) {
-            throw new TransportException("writeAround needs its hole strictly inside the range after its first byte, got"
-                    + " hole " + holeOffset + " for [" + dstOffset + ", " + (dstOffset + length) + ") of " + dst);
+    static void checkFirstByteAs(RemoteRegion dst, long dstOffset, long length) {
+        if ((dstOffset & 3) != 0 || length < 2) {
+            throw new TransportException("writeFirstByteAs needs a 4-byte-aligned offset and at least 2 bytes, got"
+                    + " offset " + dstOffset + ", length " + length + " of " + dst);
         }
     }
 

@@ -19,8 +19,8 @@
  *       single-copy atomic over shared memory, but an RDMA responder may place its bytes one by one (Soft-RoCE
  *       does): a protocol that reads a remotely written word either changes one byte at a time (the mailbox's
  *       ownership bits) or rejects impossible values (the messengers' consumed counts).</li>
- *   <li>A {@link io.fabricrpc.transport.Link#writeAround} is one write as far as ordering goes: everything it writes
- *       lands after every earlier write of the link, whatever order its own bytes land in.</li>
+ *   <li>A {@link io.fabricrpc.transport.Link#writeFirstByteAs} is one write as far as ordering goes: everything it
+ *       writes lands after every earlier write of the link, whatever order its own bytes land in.</li>
  *   <li>Nothing is assumed about the order of unsynchronized writes of different threads, or on different links.</li>
  *   <li>The source range of a write may be reused once its ticket {@link io.fabricrpc.transport.Link#isComplete
  *       completes}; the destination range of a read holds the data once its ticket completes.</li>

@@ -32,6 +32,11 @@ public abstract class MessengerTest {
 
     protected abstract TransportFixture fixture();
 
+    /** How many times slower than shared memory the fixture's writes land: the stress tests send that much less. */
+    protected int slowdown() {
+        return 1;
+    }
+
     private Transport senderEndpoint;
     private Transport receiverEndpoint;
     private MessagingNode senders;
@@ -110,7 +115,7 @@ public abstract class MessengerTest {
     void oneThreadsMessengersInAlternatingBurstsKeepEveryByte() throws Exception {
         int messengers = 3;
         int burst = 200;
-        long perMessenger = Long.getLong("fabricrpc.messenger.bursts.records", 20_000L);
+        long perMessenger = Long.getLong("fabricrpc.messenger.bursts.records", 20_000L) / slowdown();
         int payload = 256;
         List<Messenger> channels = new ArrayList<>();
         for (int m = 0; m < messengers; m++) {
@@ -294,7 +299,7 @@ public abstract class MessengerTest {
     private void raceTheFlusher(long sender) {
         MessengerConfig config = MessengerConfig.defaults().withChunks(4096, 2, 2)
                 .withPublicationDelay(Duration.ofNanos(1_000));
-        int records = Integer.getInteger("fabricrpc.messenger.flusherRace.records", 100_000);
+        int records = Integer.getInteger("fabricrpc.messenger.flusherRace.records", 100_000) / slowdown();
         try (Messenger messenger = messenger(sender, config)) {
             AtomicReference<String> error = new AtomicReference<>();
             java.util.concurrent.atomic.AtomicLong received = new java.util.concurrent.atomic.AtomicLong();
@@ -409,7 +414,7 @@ public abstract class MessengerTest {
     @Test
     void recordsArriveExactlyOnceAndInOrderPerSender() throws Exception {
         int senderThreads = 3;
-        long perSender = Long.getLong("fabricrpc.messenger.records", 300_000L);
+        long perSender = Long.getLong("fabricrpc.messenger.records", 300_000L) / slowdown();
         MessengerConfig config = MessengerConfig.defaults().withChunks(4096, 2, 4);
         AtomicReference<Throwable> failure = new AtomicReference<>();
         List<Thread> threads = new ArrayList<>();
@@ -558,7 +563,7 @@ public abstract class MessengerTest {
             drain(checker, 2);
             // Sender 9 misbehaves: its next record header claims more bytes than a chunk holds.
             try (LocalRegion lie = senderEndpoint.allocate(8, RemoteAccess.NONE)) {
-                lie.segment().set(ValueLayout.JAVA_INT, 0, ChunkLayout.header(1 << 23, 0));
+                lie.segment().set(ValueLayout.JAVA_INT, 0, ChunkLayout.header(1 << 20, 0));
                 bad.link().awaitCompletion(bad.link().writePublished(lie, 0, bad.currentChunk(), bad.writeOffset(), 4));
             }
             receiver.processCalls(checker);

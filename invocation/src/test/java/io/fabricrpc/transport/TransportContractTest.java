@@ -150,37 +150,40 @@ public abstract class TransportContractTest {
     }
 
     @Test
-    void writeAroundLeavesTheHoleZeroAndWritesTheRest() {
+    void writeFirstByteAsReplacesTheFirstByteAndWritesTheRest() {
         try (LocalRegion target = b.allocate(4096, RemoteAccess.WRITE);
              LocalRegion source = a.allocate(4096, RemoteAccess.NONE)) {
             Link link = a.connect(b.address());
             for (int i = 0; i < 4096; i++) {
                 source.segment().set(ValueLayout.JAVA_BYTE, i, (byte) (i % 251 + 1));
             }
-            link.awaitCompletion(link.writeAround(source, 100, target.remote(), 200, 300, 264));
-            link.awaitCompletion(link.writeAround(source, 1000, target.remote(), 1000, 8, 1007)); // hole = last byte
+            link.awaitCompletion(link.writeFirstByteAs(source, 100, target.remote(), 200, 300, (byte) 0x5A));
+            link.awaitCompletion(link.writeFirstByteAs(source, 1000, target.remote(), 1000, 2, (byte) 0));
             for (int at = 0; at < 4096; at++) {
-                boolean written = at >= 200 && at < 500 && at != 264 || at >= 1000 && at < 1007;
-                byte expected = written ? source.segment().get(ValueLayout.JAVA_BYTE, at < 1000 ? at - 100 : at) : 0;
+                byte expected = at == 200 ? 0x5A
+                        : at > 200 && at < 500 ? source.segment().get(ValueLayout.JAVA_BYTE, at - 100)
+                        : at == 1001 ? source.segment().get(ValueLayout.JAVA_BYTE, 1001) : 0;
                 assertEquals(expected, target.segment().get(ValueLayout.JAVA_BYTE, at), "byte " + at);
             }
-            TransportException first = assertThrows(TransportException.class,
-                    () -> link.writeAround(source, 0, target.remote(), 64, 16, 64));
-            assertTrue(first.getMessage().contains("hole 64 for [64, 80)"), first.getMessage());
-            assertThrows(TransportException.class, () -> link.writeAround(source, 0, target.remote(), 64, 16, 80));
+            assertEquals((byte) 201, source.segment().get(ValueLayout.JAVA_BYTE, 200), "the source is left alone");
+            TransportException unaligned = assertThrows(TransportException.class,
+                    () -> link.writeFirstByteAs(source, 0, target.remote(), 66, 16, (byte) 1));
+            assertTrue(unaligned.getMessage().contains("offset 66"), unaligned.getMessage());
+            assertThrows(TransportException.class, () -> link.writeFirstByteAs(source, 0, target.remote(), 64, 1, (byte) 1));
         }
     }
 
     /**
-     * The messenger's deferred publication: record k goes out without its flag, and the write of record k + 1 carries
-     * record k again with the flag set and a zero in place of its own flag. A reader that sees a flag sees the whole
-     * record, round after round over the same (zeroed) memory.
+     * The messenger's deferred publication: record k goes out with its first byte replaced by a marker, and a reader
+     * takes the arrival of record k + 1's marker (a later write of the link) as proof that record k landed whole; the
+     * last record is proven by a 1-byte write after it. Round after round over the same (zeroed) memory.
      */
     @Test
-    void writeAroundPublishesTheRecordsBeforeTheHole() throws Exception {
+    void aLaterWritesFirstByteProvesTheEarlierWriteLanded() throws Exception {
         int records = 48;
         int size = 64;
         int rounds = 400;
+        byte marker = 0x20;
         try (LocalRegion target = b.allocate(4096, RemoteAccess.WRITE);
              LocalRegion source = a.allocate(4096, RemoteAccess.NONE)) {
             Link link = a.connect(b.address());
@@ -191,20 +194,22 @@ public abstract class TransportContractTest {
                     for (int k = 0; k < records; k++) {
                         long at = (long) size * k;
                         long deadline = System.nanoTime() + 30_000_000_000L;
-                        while ((byte) BYTE.getAcquire(target.segment(), at) == 0 && System.nanoTime() < deadline) {
-                            Thread.onSpinWait();
+                        while ((byte) BYTE.getAcquire(target.segment(), at + size) == 0 && System.nanoTime() < deadline) {
+                            Thread.onSpinWait(); // the next record's marker, or the closing byte after the last
                         }
-                        for (int i = 0; i < size; i++) {
+                        for (int i = 1; i < size; i++) {
                             byte seen = target.segment().get(ValueLayout.JAVA_BYTE, at + i);
                             if (seen != (byte) (round + k + i | 1)) {
                                 error.compareAndSet(null, "round " + round + " record " + k + " byte " + i + ": " + seen);
                             }
                         }
                     }
-                    target.segment().asSlice(0, (long) size * records).fill((byte) 0);
+                    target.segment().asSlice(0, (long) size * records + 4).fill((byte) 0);
                     consumedRounds.set(round);
                 }
             });
+            long end = (long) size * records;
+            source.segment().set(ValueLayout.JAVA_BYTE, end, (byte) 1);
             for (int round = 1; round <= rounds; round++) {
                 long deadline = System.nanoTime() + 30_000_000_000L;
                 while (consumedRounds.get() < round - 1 && System.nanoTime() < deadline) {
@@ -215,14 +220,9 @@ public abstract class TransportContractTest {
                         source.segment().set(ValueLayout.JAVA_BYTE, (long) size * k + i, (byte) (round + k + i | 1));
                     }
                     long at = (long) size * k;
-                    if (k == 0) {
-                        link.write(source, 1, target.remote(), 1, size - 1);
-                    } else {
-                        link.writeAround(source, at - size, target.remote(), at - size, 2L * size, at);
-                    }
+                    link.writeFirstByteAs(source, at, target.remote(), at, size, marker);
                 }
-                long last = (long) size * (records - 1);
-                link.awaitCompletion(link.write(source, last, target.remote(), last, 1)); // the last flag, alone
+                link.awaitCompletion(link.write(source, end, target.remote(), end, 1)); // proves the last record
             }
             reader.join(60_000);
             assertFalse(reader.isAlive(), "reader did not see every record");

@@ -6,7 +6,7 @@ import java.util.function.BooleanSupplier;
 
 /**
  * A real transport whose links map no peer memory ({@link Link#directWindow} is null), so that protocols take the
- * path they take over RDMA — staging, {@link Link#writePublished}, {@link Link#writeAround}, deferred flags — over
+ * path they take over RDMA — staging, {@link Link#writePublished}, {@link Link#writeFirstByteAs}, deferred flags — over
  * shared memory in this JVM. Counts the work requests the same calls would post over RDMA, and plays a backlogged
  * send queue on demand ({@link #backlogged}), which shared memory never has.
  */
@@ -97,10 +97,10 @@ public final class WindowlessTransport implements Transport {
         }
 
         @Override
-        public long writeAround(LocalRegion src, long srcOffset, RemoteRegion dst, long dstOffset, long length,
-                                long holeOffset) {
+        public long writeFirstByteAs(LocalRegion src, long srcOffset, RemoteRegion dst, long dstOffset, long length,
+                                     byte first) {
             workRequests.incrementAndGet(); // one gathering WRITE over RDMA
-            return link.writeAround(src, srcOffset, dst, dstOffset, length, holeOffset);
+            return link.writeFirstByteAs(src, srcOffset, dst, dstOffset, length, first);
         }
 
         @Override

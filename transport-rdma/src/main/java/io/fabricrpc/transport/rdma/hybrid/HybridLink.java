@@ -75,10 +75,10 @@ final class HybridLink implements Link {
     }
 
     @Override
-    public long writeAround(LocalRegion src, long srcOffset, RemoteRegion dst, long dstOffset, long length,
-                            long holeOffset) {
-        return inner.writeAround(local(src, "writeAround"), srcOffset, innerRegion(dst, "writeAround"), dstOffset,
-                length, holeOffset);
+    public long writeFirstByteAs(LocalRegion src, long srcOffset, RemoteRegion dst, long dstOffset, long length,
+                                 byte first) {
+        return inner.writeFirstByteAs(local(src, "writeFirstByteAs"), srcOffset, innerRegion(dst, "writeFirstByteAs"),
+                dstOffset, length, first);
     }
 
     @Override

@@ -89,8 +89,8 @@ import static io.fabricrpc.transport.rdma.spi.LinkMemoryDescriptor.*;
 final class RdmaLink implements Link {
     private static final long RECEIVE_TAG = 1L << 62;
     private static final int POLL_BATCH = 16;
-    /** Scatter-gather entries of {@link #writeAround}'s WRITE; the QPs are created with at least this many. */
-    static final int GATHER_SGES = 3;
+    /** Scatter-gather entries of {@link #writeFirstByteAs}'s WRITE; the QPs are created with at least this many. */
+    static final int GATHER_SGES = 2;
 
     private final RdmaTransport transport;
     final QpEndpoint endpoint;
@@ -245,7 +245,7 @@ final class RdmaLink implements Link {
         return endpoint.postSend(wrs);
     }
 
-    /** One RDMA WRITE gathering three pieces: source before the hole, a zero byte, source after the hole. */
+    /** One RDMA WRITE gathering two pieces: a byte of the link's own, then the source after its first byte. */
     private SVCPostSend prepareGather() throws IOException {
         LinkedList<IbvSge> sges = new LinkedList<>();
         for (int i = 0; i < GATHER_SGES; i++) {
@@ -455,32 +455,26 @@ final class RdmaLink implements Link {
     }
 
     @Override
-    public long writeAround(LocalRegion src, long srcOffset, RemoteRegion dst, long dstOffset, long length,
-                            long holeOffset) {
-        Link.checkHole(dst, dstOffset, length, holeOffset);
-        RdmaLocalRegion source = local(src, "writeAround", srcOffset, length);
-        checkRemote(dst, "writeAround", dstOffset, length, true);
-        int before = (int) (holeOffset - dstOffset);
-        int after = (int) (length - before - 1);
-        if (after == 0) {
-            return write(src, srcOffset, dst, dstOffset, before); // the hole ends the range: nothing to gather
-        }
+    public long writeFirstByteAs(LocalRegion src, long srcOffset, RemoteRegion dst, long dstOffset, long length,
+                                 byte first) {
+        Link.checkFirstByteAs(dst, dstOffset, length);
+        RdmaLocalRegion source = local(src, "writeFirstByteAs", srcOffset, length);
+        checkRemote(dst, "writeFirstByteAs", dstOffset, length, true);
         long ticket;
         qpLock.lock();
         try {
             checkAlive();
             ticket = reserve();
             long scratch = scratchOffset(ticket, sqDepth);
-            data.set(ValueLayout.JAVA_BYTE, scratch, (byte) 0); // plain: the post below reads it after
-            long from = source.address() + srcOffset;
-            setSge(gatherWr.getSgeMod(0), from, before, source.lkey());
-            setSge(gatherWr.getSgeMod(1), data.address() + scratch, 1, dataMr.getLkey());
-            setSge(gatherWr.getSgeMod(2), from + before + 1, after, source.lkey());
-            post(gatherCall, gatherWr, ticket, loopback, dst.address() + dstOffset, dst.key(), "RDMA_WRITE (writeAround)");
+            data.set(ValueLayout.JAVA_BYTE, scratch, first); // plain: the post below reads it after
+            setSge(gatherWr.getSgeMod(0), data.address() + scratch, 1, dataMr.getLkey());
+            setSge(gatherWr.getSgeMod(1), source.address() + srcOffset + 1, (int) length - 1, source.lkey());
+            post(gatherCall, gatherWr, ticket, loopback, dst.address() + dstOffset, dst.key(),
+                    "RDMA_WRITE (writeFirstByteAs)");
         } finally {
             qpLock.unlock();
         }
-        return synchronousIfLoopback(ticket, "RDMA_WRITE (writeAround)");
+        return synchronousIfLoopback(ticket, "RDMA_WRITE (writeFirstByteAs)");
     }
 
     private static void setSge(SVCPostSend.SgeMod sge, long address, int length, int lkey) {

@@ -130,7 +130,7 @@ public final class RdmaTransport implements Transport {
         DisniNativeLibrary.load();
         InetSocketAddress bound;
         try {
-            // maxSge: writeAround gathers three pieces into one WRITE.
+            // maxSge: writeFirstByteAs gathers two pieces into one WRITE.
             group = new RdmaPassiveEndpointGroup<>(100, Math.max(settings.sqDepth(), settings.recvDepth()) + 1,
                     RdmaLink.GATHER_SGES,
                     settings.sqDepth() + settings.recvDepth() + 1);

@@ -9,7 +9,8 @@ import io.fabricrpc.transport.Link;
  */
 public interface RecordChannel extends AutoCloseable {
     /**
-     * Sends (or buffers) one record with tag 0..62, optionally ORed with {@link ChunkLayout#TAG_NOTIFY}.
+     * Sends (or buffers) one record with tag 0..{@link ChunkLayout#MAX_APPLICATION_TAG}, optionally ORed with
+     * {@link ChunkLayout#TAG_NOTIFY}.
      *
      * @return false if the record was refused (the channel's full policy), true if it was sent or buffered
      */

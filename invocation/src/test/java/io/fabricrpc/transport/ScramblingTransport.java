@@ -17,32 +17,11 @@ import java.util.concurrent.TimeUnit;
  * protocols take their RDMA path. A protocol that reads bytes before it may, or trusts a header that is still
  * landing, fails here where a synchronous copy would hide it.
  */
-public final class ScramblingTransport implements Transport {
-    private final Transport transport;
+public final class ScramblingTransport extends ForwardingTransport {
     private final List<ExecutorService> wires = new ArrayList<>();
 
     public ScramblingTransport(Transport transport) {
-        this.transport = transport;
-    }
-
-    @Override
-    public String kind() {
-        return transport.kind();
-    }
-
-    @Override
-    public long endpointId() {
-        return transport.endpointId();
-    }
-
-    @Override
-    public EndpointAddress address() {
-        return transport.address();
-    }
-
-    @Override
-    public LocalRegion allocate(long bytes, RemoteAccess access) {
-        return transport.allocate(bytes, access);
+        super(transport);
     }
 
     @Override
@@ -54,16 +33,6 @@ public final class ScramblingTransport implements Transport {
         });
         wires.add(wire);
         return new ScramblingLink(transport.connect(peer), wire);
-    }
-
-    @Override
-    public int maxMessageSize() {
-        return transport.maxMessageSize();
-    }
-
-    @Override
-    public int pollMessages(MessageHandler handler, int limit) {
-        return transport.pollMessages(handler, limit);
     }
 
     @Override

@@ -10,55 +10,19 @@ import java.util.function.BooleanSupplier;
  * shared memory in this JVM. Counts the work requests the same calls would post over RDMA, and plays a backlogged
  * send queue on demand ({@link #backlogged}), which shared memory never has.
  */
-public final class WindowlessTransport implements Transport {
-    private final Transport transport;
+public final class WindowlessTransport extends ForwardingTransport {
     /** Work requests an RDMA link would have posted for the one-sided writes so far. */
     public final AtomicLong workRequests = new AtomicLong();
     /** What the links' {@link Link#isBacklogged} answers (asked on the sending thread). */
     public volatile BooleanSupplier backlogged = () -> false;
 
     public WindowlessTransport(Transport transport) {
-        this.transport = transport;
-    }
-
-    @Override
-    public String kind() {
-        return transport.kind();
-    }
-
-    @Override
-    public long endpointId() {
-        return transport.endpointId();
-    }
-
-    @Override
-    public EndpointAddress address() {
-        return transport.address();
-    }
-
-    @Override
-    public LocalRegion allocate(long bytes, RemoteAccess access) {
-        return transport.allocate(bytes, access);
+        super(transport);
     }
 
     @Override
     public Link connect(EndpointAddress peer) {
         return new WindowlessLink(transport.connect(peer));
-    }
-
-    @Override
-    public int maxMessageSize() {
-        return transport.maxMessageSize();
-    }
-
-    @Override
-    public int pollMessages(MessageHandler handler, int limit) {
-        return transport.pollMessages(handler, limit);
-    }
-
-    @Override
-    public void close() {
-        transport.close();
     }
 
     private final class WindowlessLink implements Link {

@@ -100,6 +100,18 @@ public final class Messenger implements RecordChannel {
 
     /** The header of the record at {@code published} while appended records wait in the window (see append). */
     private int firstUnpublishedHeader;
+    /**
+     * Appended records at least this large on average go straight into a mapped window; smaller ones are batched in
+     * staging and copied once per batch. Measured on shm (trad, build against build): direct writes gained 15-20% at
+     * 264-byte records and lost 10-20% at 16-byte ones, whose many small stores into the receiver's lines cost more
+     * than one streaming copy of the batch.
+     */
+    static final int WINDOW_APPEND_MIN_RECORD = 128;
+    /** Where the current batch of appended records is (window or staging), and where the next batch goes. */
+    private boolean batchInWindow = true;
+    private boolean appendsInWindow = true;
+    /** Records appended to the current batch (mapped windows only). */
+    private int batchRecords;
     /** Whether this messenger may defer flags at all (a positive publication delay). */
     private final boolean defers;
     /** Whether it may also hold whole calls while the link is backlogged. */
@@ -328,7 +340,7 @@ public final class Messenger implements RecordChannel {
         if (currentSealed && !advance()) {
             return false;
         }
-        boolean direct = window != null;
+        boolean direct = window != null && (publishNow || appendInWindow());
         if (direct && publishNow) {
             if (published != position) {
                 publishStaged(false); // appended records go first (a window never defers a flag)
@@ -423,7 +435,8 @@ public final class Messenger implements RecordChannel {
     /**
      * Serializes a record at the current chunk position without sending it (Seriema's traditional aggregation,
      * zero-copy): into staging, from where the batch is later written, or, when the transport maps the chunk (shared
-     * memory), straight into the receiver's chunk, where publishing it is one releasing store. The record goes out with
+     * memory) and records are large ({@link #WINDOW_APPEND_MIN_RECORD}), straight into the receiver's chunk, where
+     * publishing it is one releasing store. The record goes out with
      * the next {@link #publish()}, or when the chunk fills. Full chunks follow the {@link FullPolicy} as in
      * {@link #send(int, RecordWriter)}; RETRY_ASYNC is not supported here.
      *
@@ -613,6 +626,18 @@ public final class Messenger implements RecordChannel {
     }
 
     /**
+     * Whether the record being appended goes into the window: decided when a batch starts, for the whole batch, from
+     * the previous batch's average record size (see {@link #WINDOW_APPEND_MIN_RECORD}).
+     */
+    private boolean appendInWindow() {
+        if (published == position) {
+            batchInWindow = appendsInWindow;
+        }
+        batchRecords++;
+        return batchInWindow;
+    }
+
+    /**
      * Frames a record appended straight into the window (shared memory: the receiver's own chunk, so publishing it
      * later copies nothing). The batch's first header is its flag and stays zero in the chunk until
      * {@link #publishStaged} stores it with release; later headers of the batch are plain stores it covers.
@@ -645,14 +670,18 @@ public final class Messenger implements RecordChannel {
             return;
         }
         if (window != null) {
-            // Appended into the window: release, so the batch's bytes (plain stores by this thread, or by one that
-            // handed the messenger over through the aggregator's lock) become visible before its first header.
-            link.checkAlive();
-            ChunkLayout.HEADER.setRelease(window, ChunkLayout.DATA_OFFSET + published, firstUnpublishedHeader);
-            published = position;
-            return;
+            appendsInWindow = position - published >= (long) WINDOW_APPEND_MIN_RECORD * batchRecords;
+            batchRecords = 0;
+            if (batchInWindow) {
+                // Appended into the window: release, so the batch's bytes (plain stores by this thread, or by one
+                // that handed the messenger over through the aggregator's lock) become visible before its first header.
+                link.checkAlive();
+                ChunkLayout.HEADER.setRelease(window, ChunkLayout.DATA_OFFSET + published, firstUnpublishedHeader);
+                published = position;
+                return;
+            }
         }
-        publishRange(ChunkLayout.DATA_OFFSET + published, ChunkLayout.DATA_OFFSET + position, defer);
+        publishRange(ChunkLayout.DATA_OFFSET + published, ChunkLayout.DATA_OFFSET + position, defer && window == null);
         published = position;
     }
 

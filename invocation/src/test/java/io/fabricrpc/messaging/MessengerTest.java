@@ -373,9 +373,9 @@ public abstract class MessengerTest {
     }
 
     /**
-     * Appended records (traditional aggregation) stay unseen until published, whether they wait in staging or, over a
-     * mapped window, in the receiver's own chunk; a chunk change publishes what the old chunk holds; a writer that
-     * scribbles and fails mid-batch leaves no trace; every record arrives once, in order.
+     * Appended records (traditional aggregation) stay unseen until published, whether they wait in staging or, over
+     * a mapped window and when large, in the receiver's own chunk; a chunk change publishes what the old chunk holds;
+     * a writer that scribbles and fails mid-batch leaves no trace; every record arrives once, in order.
      */
     @Test
     void appendedRecordsStayUnseenUntilPublishedThenArriveInOrder() {
@@ -388,10 +388,11 @@ public abstract class MessengerTest {
             OrderChecker checker = new OrderChecker();
             long sent = 0;
             for (int batch = 0; batch < 40; batch++) {
-                int records = 1 + batch % 7 * 9; // up to 55 records of 32 to 40 bytes: some batches cross a chunk
+                int records = 1 + batch % 7 * 9; // up to 55 records: some batches cross a chunk
                 long publishedBefore = sent;
                 for (int i = 0; i < records; i++) {
-                    assertTrue(messenger.append(0, record(12, sent++, (i % 3) * 8)));
+                    // Small records, then large ones: over a mapped window they batch in staging, then in the window.
+                    assertTrue(messenger.append(0, record(12, sent++, (i % 3) * 8 + (batch < 20 ? 0 : 200))));
                     if (i == records / 2) {
                         assertThrows(IllegalStateException.class, () -> messenger.append(0, scribbler));
                     }

@@ -610,7 +610,7 @@ public final class Messenger implements RecordChannel {
         return take;
     }
 
-    /** The payload a record may have at data offset {@code position}: what the chunk has left, or the header's limit. */
+    /** The payload a record may have at data offset {@code position}: the chunk's rest, or the header's limit. */
     private long room(long position) {
         return Math.min(recordCapacity - position - ChunkLayout.RECORD_HEADER_LENGTH, ChunkLayout.MAX_RECORD_LENGTH);
     }

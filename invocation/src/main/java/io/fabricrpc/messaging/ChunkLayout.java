@@ -25,8 +25,8 @@ import java.lang.invoke.VarHandle;
  *  > 0); each length byte has its top bit set, so a header is wholly placed iff none of bytes 1..3 is zero.
  *
  * Seal (the sender has left the chunk; nothing more will be written to it):
- *  control = VALID | SEAL_TAG (31) (| FOLLOWS), and the length field holds the growth (0..255): how many new chunks the sender
- *  inserted into its ring right after this chunk
+ *  control = VALID | SEAL_TAG (31), plus FOLLOWS when it starts its write, and the length field holds the growth
+ *  (0..255): how many new chunks the sender inserted into its ring right after this chunk
  *
  * Notification slot (in the <em>sender's</em> memory, RemoteAccess.WRITE, 48 bytes per messenger):
  *  0                                  24                                 48
@@ -47,17 +47,19 @@ import java.lang.invoke.VarHandle;
  *   write; headers further into the batch carry VALID too and are covered by it. A single byte cannot tear, whereas
  *   an RDMA WRITE of a 4- or 8-byte flag may be copied byte by byte by the responder (Soft-RoCE's memcpy did exactly
  *   that: a reader saw 0x10 of a header 0x110). Over a mapped window the control byte is stored with release.</li>
- *   <li>a later record has FOLLOWS and every record between has a wholly placed header without it (they were
- *   written together): the write that carries FOLLOWS was posted after the records' own write, and a responder
- *   places a later WRITE of a queue pair after an earlier one. This is deferred publication over RDMA
- *   ({@link Messenger}): a call's records go out with VALID cleared in their first control byte, and the next call's
- *   write, which starts with FOLLOWS, publishes them without re-sending them; a call no other follows gets its
- *   VALID as a 1-byte write. The receiver finds the later record through the lengths, which it trusts only in
- *   wholly placed headers (each of the three length bytes is non-zero once placed, zero before).</li>
+ *   <li>a later record has FOLLOWS and every record between has a wholly placed header with VALID (written together
+ *   with the first, or published on its own): the write that carries FOLLOWS was posted after every write that
+ *   carries a record before it, and a responder places a later WRITE of a queue pair after an earlier one. This is
+ *   deferred publication over RDMA ({@link Messenger}): a call's records go out with VALID cleared in their first
+ *   control byte, and the next call's write, which starts with FOLLOWS, publishes them without re-sending them; a
+ *   call no other follows gets its VALID as a 1-byte write. The receiver finds the later record through the
+ *   lengths, which it trusts only in wholly placed headers (each of the three length bytes is non-zero once placed,
+ *   zero before).</li>
  * </ol>
- * FOLLOWS is only ever set on the first record of a write (a later one lands with its write's other bytes, in any
- * order). A chunk's data area always keeps 4 bytes for the seal after the last record; the seal is a record like any
- * other here (its own flag, FOLLOWS when it starts its write).
+ * <b>Invariant for FOLLOWS:</b> it is set only on the first record of a write (elsewhere it would land with its
+ * write's other bytes, in any order), and only when every write carrying a record before it has been posted. A
+ * chunk's data area always keeps 4 bytes for the seal after the last record; the seal is a record like any other
+ * here.
  *
  * <p><b>Invariants.</b> Every byte of a chunk's data area beyond the last published header is zero: chunks start
  * zeroed, and the receiver zeroes what a sealed chunk held before it pushes the consumed-chunk count that lets the

@@ -7,9 +7,9 @@ import io.fabricrpc.messaging.RecordWriter;
  * TRADITIONAL mode: every call is serialized at the chunk position it will occupy at the receiver, and the batch is
  * published at once when it holds {@code batchBytes}, on {@link #flush()}, or {@code maxDelay} after its first call.
  * Zero-copy: under RDMA the calls go into the messenger's registered staging memory and the batch is one WRITE from
- * there; under shared memory calls of 128 bytes or more go straight into the receiver's mapped chunk, unseen until
- * the batch's first header is stored with release, so publishing copies nothing (smaller ones are batched in staging
- * and copied once per batch, which measured faster: {@code Messenger.WINDOW_APPEND_MIN_RECORD}).
+ * there; under shared memory large calls (see {@code Messenger.WINDOW_APPEND_MIN_RECORD}) go straight into the
+ * receiver's mapped chunk, unseen until the batch's first header is stored with release, so publishing copies
+ * nothing; small ones are batched in staging and copied once per batch, which measured faster.
  */
 final class TraditionalAggregator extends Aggregator {
     private final int batchBytes;

@@ -98,8 +98,6 @@ public final class ChunkLayout {
 
     /** Acquiring loads of record headers (4-byte aligned). */
     static final VarHandle HEADER = ValueLayout.JAVA_INT.varHandle();
-    /** Acquiring loads of control bytes. */
-    static final VarHandle CONTROL = ValueLayout.JAVA_BYTE.varHandle();
 
     private ChunkLayout() {
     }

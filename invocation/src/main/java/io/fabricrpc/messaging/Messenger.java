@@ -35,9 +35,9 @@ import java.util.concurrent.locks.ReentrantLock;
  * flag waits ({@code deferredAt}); the next call's WRITE starts with a record marked FOLLOWS, which publishes the
  * waiting records without sending them again (ChunkLayout, rule 2). FOLLOWS is set only on a WRITE this thread posts
  * after it posted the waiting records itself, and after the flusher posted any held records it claimed, so it never
- * lands before records it stands for. A waiting flag is
- * also sent alone: by the sender whenever it flushes, waits or seals the chunk, and by the node's flusher thread
- * once it has waited {@link MessengerConfig#publicationDelay} at most. Every flag write is idempotent (the same byte
+ * lands before records it stands for. A waiting flag is also sent alone: by the sender whenever it flushes, waits or
+ * seals the chunk, and by the node's flusher thread once it has waited {@link MessengerConfig#publicationDelay} at
+ * most. Every flag write is idempotent (the same byte
  * from the same staging copy), so the sender and the flusher may both send one. The flusher sends one only under
  * {@code publicationLock}, which the sender holds to seal and leave a chunk: a late flag never lands in a chunk the
  * receiver has already zeroed for reuse, and staging is refilled only after the seal (posted later) completed.
@@ -368,7 +368,7 @@ public final class Messenger implements RecordChannel {
                 position += ChunkLayout.recordSize(length);
                 published = position;
             } else {
-                appendedInWindow(at, header);
+                appendedInWindow(at, header, length);
             }
         } else {
             stage(tag, at, length);
@@ -642,13 +642,13 @@ public final class Messenger implements RecordChannel {
      * later copies nothing). The batch's first header is its flag and stays zero in the chunk until
      * {@link #publishStaged} stores it with release; later headers of the batch are plain stores it covers.
      */
-    private void appendedInWindow(long at, int header) {
+    private void appendedInWindow(long at, int header, long length) {
         if (at == ChunkLayout.DATA_OFFSET + published) {
             firstUnpublishedHeader = header;
         } else {
             window.set(ValueLayout.JAVA_INT_UNALIGNED, at, header); // plain: unread until the first header is released
         }
-        position += ChunkLayout.recordSize(ChunkLayout.length(header));
+        position += ChunkLayout.recordSize(length);
     }
 
     /** Frames the record the writer put at {@code at} (header with length and tag); it stays local until published. */

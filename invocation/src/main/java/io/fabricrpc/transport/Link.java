@@ -84,7 +84,7 @@ public interface Link {
         return writePublishedInline(BYTE_VALUES, first & 0xFF, dst, dstOffset, 1);
     }
 
-    /** Every byte value at its own offset: a source for single bytes that allocates nothing. */
+    /** Every byte value at its own offset (read-only): a source for single bytes that allocates nothing. */
     MemorySegment BYTE_VALUES = byteValues();
 
     private static MemorySegment byteValues() {
@@ -92,7 +92,7 @@ public interface Link {
         for (int i = 0; i < values.length; i++) {
             values[i] = (byte) i;
         }
-        return MemorySegment.ofArray(values);
+        return MemorySegment.ofArray(values).asReadOnly();
     }
 
     /**

@@ -340,7 +340,7 @@ public final class Messenger implements RecordChannel {
         if (currentSealed && !advance()) {
             return false;
         }
-        boolean direct = window != null && (publishNow || appendInWindow());
+        boolean direct = window != null && (publishNow || countAppendAndChooseWindow());
         if (direct && publishNow) {
             if (published != position) {
                 publishStaged(false); // appended records go first (a window never defers a flag)
@@ -626,10 +626,11 @@ public final class Messenger implements RecordChannel {
     }
 
     /**
-     * Whether the record being appended goes into the window: decided when a batch starts, for the whole batch, from
-     * the previous batch's average record size (see {@link #WINDOW_APPEND_MIN_RECORD}).
+     * Counts the record being appended toward its batch's average size, and says whether it goes into the window:
+     * decided when a batch starts, for the whole batch, from the previous batch's average record size (see
+     * {@link #WINDOW_APPEND_MIN_RECORD}).
      */
-    private boolean appendInWindow() {
+    private boolean countAppendAndChooseWindow() {
         if (published == position) {
             batchInWindow = appendsInWindow;
         }

@@ -8,12 +8,11 @@ import java.util.ArrayDeque;
  * of RDMA made visible, so tests can stop the protocol between an outbox write and its arrival in the peer's
  * inbox (the "inbox reads lag the outbox write" rows of Chesterfield's Table 1). Single-threaded test use.
  */
-public final class DelayedLink implements Link {
-    private final Link link;
+public final class DelayedLink extends ForwardingLink {
     private final ArrayDeque<Runnable> pending = new ArrayDeque<>();
 
     public DelayedLink(Link link) {
-        this.link = link;
+        super(link);
     }
 
     /** Carries out every held write, oldest first. */
@@ -27,16 +26,6 @@ public final class DelayedLink implements Link {
 
     public int pendingWrites() {
         return pending.size();
-    }
-
-    @Override
-    public long peerId() {
-        return link.peerId();
-    }
-
-    @Override
-    public EndpointAddress peerAddress() {
-        return link.peerAddress();
     }
 
     @Override
@@ -62,16 +51,6 @@ public final class DelayedLink implements Link {
     }
 
     @Override
-    public long read(RemoteRegion src, long srcOffset, LocalRegion dst, long dstOffset, long length) {
-        return link.read(src, srcOffset, dst, dstOffset, length);
-    }
-
-    @Override
-    public boolean send(int type, MemorySegment payload, long offset, int length) {
-        return link.send(type, payload, offset, length);
-    }
-
-    @Override
     public boolean isComplete(long ticket) {
         return pending.isEmpty();
     }
@@ -79,15 +58,5 @@ public final class DelayedLink implements Link {
     @Override
     public void awaitCompletion(long ticket) {
         deliver();
-    }
-
-    @Override
-    public void checkAlive() {
-        link.checkAlive();
-    }
-
-    @Override
-    public boolean isAlive() {
-        return link.isAlive();
     }
 }

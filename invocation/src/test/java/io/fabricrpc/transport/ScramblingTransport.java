@@ -50,15 +50,14 @@ public final class ScramblingTransport extends ForwardingTransport {
         transport.close();
     }
 
-    private static final class ScramblingLink implements Link {
-        private final Link link;
+    private static final class ScramblingLink extends ForwardingLink {
         private final ExecutorService wire;
         private long issued;
         private volatile long landed;
         private volatile RuntimeException wireFailure;
 
         ScramblingLink(Link link, ExecutorService wire) {
-            this.link = link;
+            super(link);
             this.wire = wire;
         }
 
@@ -77,16 +76,6 @@ public final class ScramblingTransport extends ForwardingTransport {
                 }
             });
             return ticket;
-        }
-
-        @Override
-        public long peerId() {
-            return link.peerId();
-        }
-
-        @Override
-        public EndpointAddress peerAddress() {
-            return link.peerAddress();
         }
 
         @Override
@@ -156,11 +145,6 @@ public final class ScramblingTransport extends ForwardingTransport {
         }
 
         @Override
-        public boolean send(int type, MemorySegment payload, long offset, int length) {
-            return link.send(type, payload, offset, length);
-        }
-
-        @Override
         public boolean isComplete(long ticket) {
             RuntimeException failure = wireFailure;
             if (failure != null) {
@@ -184,16 +168,6 @@ public final class ScramblingTransport extends ForwardingTransport {
                 }
                 Thread.onSpinWait();
             }
-        }
-
-        @Override
-        public void checkAlive() {
-            link.checkAlive();
-        }
-
-        @Override
-        public boolean isAlive() {
-            return link.isAlive();
         }
     }
 }

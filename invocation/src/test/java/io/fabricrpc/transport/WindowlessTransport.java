@@ -25,21 +25,9 @@ public final class WindowlessTransport extends ForwardingTransport {
         return new WindowlessLink(transport.connect(peer));
     }
 
-    private final class WindowlessLink implements Link {
-        private final Link link;
-
+    private final class WindowlessLink extends ForwardingLink {
         WindowlessLink(Link link) {
-            this.link = link;
-        }
-
-        @Override
-        public long peerId() {
-            return link.peerId();
-        }
-
-        @Override
-        public EndpointAddress peerAddress() {
-            return link.peerAddress();
+            super(link);
         }
 
         @Override
@@ -80,33 +68,8 @@ public final class WindowlessTransport extends ForwardingTransport {
         }
 
         @Override
-        public boolean send(int type, MemorySegment payload, long offset, int length) {
-            return link.send(type, payload, offset, length);
-        }
-
-        @Override
-        public boolean isComplete(long ticket) {
-            return link.isComplete(ticket);
-        }
-
-        @Override
         public boolean isBacklogged(long ticket) {
             return backlogged.getAsBoolean();
-        }
-
-        @Override
-        public void awaitCompletion(long ticket) {
-            link.awaitCompletion(ticket);
-        }
-
-        @Override
-        public void checkAlive() {
-            link.checkAlive();
-        }
-
-        @Override
-        public boolean isAlive() {
-            return link.isAlive();
         }
     }
 }

@@ -146,7 +146,12 @@ public final class Table2Benchmark implements Callable<Integer> {
         }
         int baselineResults = results.size();
         Map<Integer, Double> lambdaBytes = new HashMap<>();
+        Map<String, long[]> jit = new HashMap<>();
         for (String line : rankOutput) {
+            if (line.startsWith(Table2Rank.JIT)) {
+                String[] f = line.substring(Table2Rank.JIT.length()).trim().split("\\s+");
+                jit.put(f[0], new long[] {Long.parseLong(f[1]), Long.parseLong(f[2])});
+            }
             if (line.startsWith(Table2Rank.RESULT)) {
                 results.add(Table2Result.parse(line));
             } else if (line.startsWith(Table2Rank.LAMBDA)) {
@@ -173,7 +178,7 @@ public final class Table2Benchmark implements Callable<Integer> {
         String name = output.getFileName().toString();
         Path png = output.resolveSibling(name.endsWith(".md") ? name.substring(0, name.length() - 3) + ".png"
                 : name + ".png");
-        report = new Table2Report(machine, loadBefore, Report.Machine.loadAverage(), parameters(capacity),
+        report = new Table2Report(machine, loadBefore, Report.Machine.loadAverage(), parameters(capacity) + jitText(jit),
                 memory(capacity), note, List.copyOf(shown), List.copyOf(sizes), results, lambdaBytes,
                 png.getFileName().toString(), transport, baselineMarkdown(results, rawBaselineLines));
         Table2Chart.write(report, "Seriema Table 2 on " + report.medium() + " (" + machine.date() + ")", png);
@@ -181,6 +186,21 @@ public final class Table2Benchmark implements Callable<Integer> {
         System.out.println(report.summary());
         System.out.println("report written to " + output.toAbsolutePath() + ", chart to " + png.toAbsolutePath());
         return 0;
+    }
+
+    /**
+     * JIT compilation time of each rank JVM up to the end of the warm-up and during the measured rounds: compiling
+     * takes CPU from the rounds it overlaps, which matters where compiling is slow (C2 under TCG takes seconds).
+     */
+    private static String jitText(Map<String, long[]> jit) {
+        long[] warm = jit.get(Table2Rank.JIT_WARMUP);
+        long[] end = jit.get(Table2Rank.JIT_ROUNDS);
+        if (warm == null || end == null || warm[0] < 0 || warm[1] < 0) {
+            return "";
+        }
+        return String.format(Locale.ROOT, "; JIT compilation time (CompilationMXBean) up to the end of the warm-up:"
+                + " rank 0 %,d ms, rank 1 %,d ms; during the measured rounds: rank 0 %,d ms, rank 1 %,d ms",
+                warm[0], warm[1], end[0] - warm[0], end[1] - warm[1]);
     }
 
     private RdmaBaselines.Settings baselineSettings() {

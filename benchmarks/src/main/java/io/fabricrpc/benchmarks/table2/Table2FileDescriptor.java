@@ -19,7 +19,8 @@ import org.agrona.concurrent.ringbuffer.RingBufferDescriptor;
  *   | payload bytes (4) |                   |                   |                   |
  *   +-------------------+-------------------+-------------------+-------------------+
  *   256: result line: receiver allocated bytes (8) | receiver sum (8) | receiver count (8) |
- *        bytes the receiver's other threads allocated (8) | receiver thread CPU nanoseconds (8)
+ *        bytes the receiver's other threads allocated (8) | receiver thread CPU nanoseconds (8) |
+ *        receiver JVM's JIT compilation milliseconds so far (8)
  *   320: gate request (8)      384: gate grant (8)
  *   1024: rank 0's max-raw exchange block      2048: rank 1's max-raw exchange block (EXCHANGE_LENGTH each):
  *        +0 published (8) | +8 endpoint address length (4) | +16 ring region handle (RemoteRegion, 40)
@@ -58,6 +59,7 @@ public final class Table2FileDescriptor {
     public static final int RESULT_COUNT_OFFSET = 272;
     public static final int RESULT_OTHERS_ALLOCATED_OFFSET = 280;
     public static final int RESULT_CPU_NANOS_OFFSET = 288;
+    public static final int RESULT_JIT_MILLIS_OFFSET = 296;
     public static final int GATE_REQUEST_OFFSET = 320;
     public static final int GATE_GRANT_OFFSET = 384;
     public static final int EXCHANGE_OFFSET = 1024;

@@ -14,6 +14,7 @@ import picocli.CommandLine;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;
 
+import java.lang.management.CompilationMXBean;
 import java.lang.management.ManagementFactory;
 import java.nio.file.Path;
 import java.util.ArrayList;
@@ -36,6 +37,10 @@ import static io.fabricrpc.benchmarks.table2.Table2FileDescriptor.*;
 public final class Table2Rank implements Callable<Integer> {
     static final String RESULT = "T2 RESULT";
     static final String LAMBDA = "T2 LAMBDA";
+    /** {@code T2 JIT <phase> <rank 0 ms> <rank 1 ms>}: each JVM's total JIT compilation time when the phase ended. */
+    static final String JIT = "T2 JIT";
+    static final String JIT_WARMUP = "warmup";
+    static final String JIT_ROUNDS = "rounds";
     /** With a gate, a receiver that waited this long for a command parks 1 ms at a time. */
     private static final long LONG_WAIT_NANOS = TimeUnit.MILLISECONDS.toNanos(50);
     private static final com.sun.management.ThreadMXBean THREADS =
@@ -139,6 +144,12 @@ public final class Table2Rank implements Callable<Integer> {
         return 0;
     }
 
+    /** This JVM's JIT compilation time so far; -1 where the JVM does not report it. */
+    static long jitMillis() {
+        CompilationMXBean jit = ManagementFactory.getCompilationMXBean();
+        return jit != null && jit.isCompilationTimeMonitoringSupported() ? jit.getTotalCompilationTime() : -1;
+    }
+
     private long timeoutNanos() {
         return TimeUnit.MILLISECONDS.toNanos(timeoutMillis);
     }
@@ -173,6 +184,7 @@ public final class Table2Rank implements Callable<Integer> {
                     }
                 }
             }
+            printJit(JIT_WARMUP);
             long sliceNanos = (long) (slice * 1e9);
             int slices = Math.max(1, (int) Math.round(seconds / slice));
             for (int round = 0; round < rounds; round++) {
@@ -199,7 +211,14 @@ public final class Table2Rank implements Callable<Integer> {
                     System.out.printf(Locale.ROOT, "round %d, %d B:%s%n", round, size, progress);
                 }
             }
+            printJit(JIT_ROUNDS);
             command(COLUMN_STOP, 0);
+        }
+
+        /** The receiver's total is the one it wrote with its last result line (each measurement's end). */
+        private void printJit(String phase) {
+            System.out.printf(Locale.ROOT, "%s %s %d %d%n", JIT, phase, jitMillis(),
+                    control.getLong(RESULT_JIT_MILLIS_OFFSET));
         }
 
         /**
@@ -408,6 +427,7 @@ public final class Table2Rank implements Callable<Integer> {
             control.putLong(RESULT_SUM_OFFSET, Payloads.Sink.sum);
             control.putLong(RESULT_COUNT_OFFSET, Payloads.Sink.count);
             control.putLong(RESULT_OTHERS_ALLOCATED_OFFSET, othersAllocated);
+            control.putLong(RESULT_JIT_MILLIS_OFFSET, jitMillis()); // before the ack's release, like the rest
             control.putLong(RESULT_CPU_NANOS_OFFSET, cpu);
             control.putLongRelease(ACK_SEQUENCE_OFFSET, next); // release: the result line is written
             return next;

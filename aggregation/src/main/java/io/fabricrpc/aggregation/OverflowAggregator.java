@@ -48,6 +48,12 @@ final class OverflowAggregator extends Aggregator {
         return sendBehindExceeding(tag, writer);
     }
 
+    /** The direct path of {@link #send}, for callers that inline the messenger's send themselves. */
+    @Override
+    public Messenger directMessenger() {
+        return exceedingMayWait ? null : messenger;
+    }
+
     /** Under the lock: drains waiting calls first, then sends directly if room is left, else parks the call. */
     private boolean sendBehindExceeding(int tag, RecordWriter writer) {
         acquire();

@@ -562,9 +562,10 @@ public final class FabricRuntime implements Fabric {
     private static boolean send(ThreadContext.Route route, ThreadContext.CallWriter writer, int kind, Synchronizer sync) {
         RecordChannel channel = route.channel;
         int tag = sync != null && sync.mode() == Synchronizer.Mode.CONSUMED ? kind | ChunkLayout.TAG_NOTIFY : kind;
-        // Two call sites, so that plain messengers and the views' aggregators each keep an inlined send (at most two
-        // classes per site) when a process uses both: one shared site sees three classes and inlines none.
-        boolean sent = channel instanceof Messenger messenger ? messenger.send(tag, writer) : channel.send(tag, writer);
+        // One inlined Messenger.send serves plain messengers and ovfl's direct path alike, so the two compile to the
+        // same code; the aggregators' own send (at most two classes at that site) runs only to batch or park a call.
+        Messenger direct = channel instanceof Messenger messenger ? messenger : channel.directMessenger();
+        boolean sent = direct != null && direct.send(tag, writer) || direct != channel && channel.send(tag, writer);
         if (sync == null) {
             return sent;
         }

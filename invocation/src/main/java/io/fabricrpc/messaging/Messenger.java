@@ -265,8 +265,13 @@ public final class Messenger implements RecordChannel {
         return send(0, writer);
     }
 
+    @Override
+    public Messenger directMessenger() {
+        return this;
+    }
+
     /**
-     * Sends one record with an application {@code tag} (0..127), optionally ORed with
+     * Sends one record with an application {@code tag} (0..{@link ChunkLayout#MAX_APPLICATION_TAG}), optionally ORed with
      * {@link ChunkLayout#TAG_NOTIFY} to have the receiver report its consumption ({@link #consumedRecords()}).
      * The record's sequence number (1, 2, ... per messenger) is {@link #recordsSent()} right after the call.
      *

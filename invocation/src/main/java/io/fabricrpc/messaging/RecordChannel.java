@@ -16,6 +16,17 @@ public interface RecordChannel extends AutoCloseable {
      */
     boolean send(int tag, RecordWriter writer);
 
+    /**
+     * The messenger a record may be sent through directly right now, with the same effect {@link #send} would have,
+     * or null: lets callers keep one inlined copy of {@link Messenger#send} for every kind of channel. A messenger is
+     * its own; an overflow aggregator answers its messenger while no exceeding call waits. A record the direct
+     * messenger refuses must then be offered to {@link #send} (unless the channel is that messenger). Sending
+     * thread only.
+     */
+    default Messenger directMessenger() {
+        return null;
+    }
+
     /** Records accepted so far: the sequence number of the latest one. */
     long recordsSent();
 

@@ -562,8 +562,8 @@ public final class FabricRuntime implements Fabric {
     private static boolean send(ThreadContext.Route route, ThreadContext.CallWriter writer, int kind, Synchronizer sync) {
         RecordChannel channel = route.channel;
         int tag = sync != null && sync.mode() == Synchronizer.Mode.CONSUMED ? kind | ChunkLayout.TAG_NOTIFY : kind;
-        // One inlined Messenger.send serves plain messengers and ovfl's direct path alike, so the two compile to the
-        // same code; the aggregators' own send (at most two classes at that site) runs only to batch or park a call.
+        // One call site of Messenger.send serves plain messengers and ovfl's direct path alike, so both take the same
+        // inlined path; the aggregators' own send (at most two classes at that site) runs only to batch or park a call.
         Messenger direct = channel instanceof Messenger messenger ? messenger : channel.directMessenger();
         boolean sent = direct != null && direct.send(tag, writer) || direct != channel && channel.send(tag, writer);
         if (sync == null) {

@@ -32,13 +32,13 @@ import java.util.concurrent.locks.ReentrantLock;
  * WRITEs: the record without its first byte, then that byte (its flag) alone, since only a later WRITE is placed
  * after the record and only a single byte cannot tear ({@link Link#writePublished}). When calls follow each other
  * the second WRITE is saved: a call's records go out with their flag cleared ({@link Link#writeFirstByteAs}) and the
- * flag waits ({@code deferredAt}); the next call's WRITE starts with a record marked FOLLOWS, which publishes the
- * waiting records without sending them again (ChunkLayout, rule 2). FOLLOWS is set only on a WRITE this thread posts
- * after it posted the waiting records itself, and after the flusher posted any held records it claimed, so it never
- * lands before records it stands for. A waiting flag is also sent alone: by the sender whenever it flushes, waits or
- * seals the chunk, and by the node's flusher thread once it has waited {@link MessengerConfig#publicationDelay} at
- * most. Every flag write is idempotent (the same byte
- * from the same staging copy), so the sender and the flusher may both send one. The flusher sends one only under
+ * flag waits (the waiting range, below); the next call's WRITE starts with a record marked FOLLOWS, which publishes
+ * the waiting records without sending them again (ChunkLayout, rule 2). FOLLOWS is set only on a WRITE this thread
+ * posts after it posted the waiting records itself, and after the flusher posted any held records it claimed, so it
+ * never lands before records it stands for. A waiting flag is also sent alone: by the sender whenever it flushes,
+ * waits or seals the chunk, and by the node's flusher thread once it has waited
+ * {@link MessengerConfig#publicationDelay} at most. Every flag write is idempotent (the same byte from the same
+ * staging copy), so the sender and the flusher may both send one. The flusher sends one only under
  * {@code publicationLock}, which the sender holds to seal and leave a chunk: a late flag never lands in a chunk the
  * receiver has already zeroed for reuse, and staging is refilled only after the seal (posted later) completed.
  *
@@ -396,7 +396,7 @@ public final class Messenger implements RecordChannel {
         if (!advance()) {
             return -1;
         }
-        long length = serialize(writer, direct, ChunkLayout.DATA_OFFSET, room(0));
+        long length = serialize(writer, direct, ChunkLayout.DATA_OFFSET, maxPayload());
         if (length < 0) {
             throw oversize();
         }
@@ -622,7 +622,7 @@ public final class Messenger implements RecordChannel {
 
     /** The largest payload one record can carry (an empty chunk, or the header's limit). */
     public long maxPayload() {
-        return room(0);
+        return config.maxPayload();
     }
 
     /** Bytes of one chunk that records may fill: the largest batch of framed records one write can carry. */
@@ -872,7 +872,7 @@ public final class Messenger implements RecordChannel {
 
     private void enqueue(int tag, RecordWriter writer) {
         long limit = config.asyncQueueLimitBytes();
-        long maxRecord = room(0);
+        long maxRecord = maxPayload();
         ensureQueueCapacity(ChunkLayout.RECORD_HEADER_LENGTH + maxRecord);
         long length = writer.write(queue, queueTail + ChunkLayout.RECORD_HEADER_LENGTH, maxRecord);
         if (length <= 0) {
@@ -943,7 +943,7 @@ public final class Messenger implements RecordChannel {
     }
 
     private MessagingException oversize() {
-        return new MessagingException("call of more than " + room(0)
+        return new MessagingException("call of more than " + maxPayload()
                 + " bytes does not fit an empty chunk of " + config.chunkSize() + " bytes (messenger "
                 + Long.toHexString(sender) + " -> " + Long.toHexString(destination) + "); raise chunkSize");
     }

@@ -151,8 +151,7 @@ public final class Table2Benchmark implements Callable<Integer> {
             if (line.startsWith(Table2Rank.JIT)) {
                 String[] f = line.substring(Table2Rank.JIT.length()).trim().split("\\s+");
                 jit.put(f[0], new long[] {Long.parseLong(f[1]), Long.parseLong(f[2])});
-            }
-            if (line.startsWith(Table2Rank.RESULT)) {
+            } else if (line.startsWith(Table2Rank.RESULT)) {
                 results.add(Table2Result.parse(line));
             } else if (line.startsWith(Table2Rank.LAMBDA)) {
                 String[] f = line.substring(Table2Rank.LAMBDA.length()).trim().split("\\s+");

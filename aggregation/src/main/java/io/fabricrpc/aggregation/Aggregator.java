@@ -32,6 +32,11 @@ abstract sealed class Aggregator implements RecordChannel permits TraditionalAgg
     private volatile Thread owner;
     private int holds;
     private volatile boolean closed;
+    /**
+     * True from the first call that stays unsent in this aggregator until the flusher, holding the aggregator,
+     * finds none left. Written only with the aggregator held; read by the flusher without it.
+     */
+    private volatile boolean unsentMayWait;
 
     Aggregator(Messenger messenger, AggregationConfig config) {
         this.messenger = messenger;
@@ -70,6 +75,26 @@ abstract sealed class Aggregator implements RecordChannel permits TraditionalAgg
 
     /** Flusher: push out what has waited longer than maxDelay. Called with the aggregator held. */
     abstract void flushIfDue(long now);
+
+    /** Whether calls made through this aggregator wait in it, unsent. Called with the aggregator held. */
+    abstract boolean holdsUnsent();
+
+    /** With the aggregator held, when a call stays unsent: the flusher must look at this aggregator from now on. */
+    final void noteUnsent() {
+        if (!unsentMayWait) {
+            unsentMayWait = true; // volatile store, then wakeIfAsleep's volatile load (see AggregationFlusher)
+            AggregationFlusher.wakeIfAsleep();
+        }
+    }
+
+    final boolean unsentMayWait() {
+        return unsentMayWait;
+    }
+
+    /** Flusher, with the aggregator held and nothing unsent in it. */
+    final void clearUnsentMayWait() {
+        unsentMayWait = false;
+    }
 
     boolean isClosed() {
         return closed;

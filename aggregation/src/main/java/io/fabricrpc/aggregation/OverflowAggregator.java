@@ -82,6 +82,7 @@ final class OverflowAggregator extends Aggregator {
                 exceeding.segment().set(ValueLayout.JAVA_INT_UNALIGNED, tail, ChunkLayout.header(length, tag));
                 if (tail == head) {
                     oldestExceeding = System.nanoTime();
+                    noteUnsent();
                 }
                 tail += ChunkLayout.recordSize(length);
                 exceedingRecords++;
@@ -156,6 +157,11 @@ final class OverflowAggregator extends Aggregator {
         if (tail > head && now - oldestExceeding >= maxDelayNanos) {
             drain();
         }
+    }
+
+    @Override
+    boolean holdsUnsent() {
+        return tail > head;
     }
 
     @Override

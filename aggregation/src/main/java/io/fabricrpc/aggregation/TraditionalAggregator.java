@@ -35,6 +35,7 @@ final class TraditionalAggregator extends Aggregator {
                 messenger.publish();
             } else if (first) {
                 oldestUnsent = System.nanoTime(); // once per batch, not per call
+                noteUnsent();
             }
             return true;
         } finally {
@@ -47,6 +48,11 @@ final class TraditionalAggregator extends Aggregator {
         if (messenger.stagedBytes() > 0 && now - oldestUnsent >= maxDelayNanos) {
             messenger.publish();
         }
+    }
+
+    @Override
+    boolean holdsUnsent() {
+        return messenger.stagedBytes() > 0;
     }
 
     @Override

@@ -12,6 +12,7 @@ import org.junit.jupiter.api.Test;
 import java.time.Duration;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicLong;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
@@ -158,6 +159,80 @@ public abstract class AggregationTest {
             assertEquals(3, inbox.received);
             System.out.println("idle batch arrived after " + millis + " ms (maxDelay 5 ms)");
         }
+    }
+
+    /**
+     * The flusher parks without a timeout once nothing waits (an idle process stays idle), and calls left behind by a
+     * sender that then goes idle still go out: the sender wakes it. Both modes: trad's partial batch, and ovfl's
+     * exceeding calls (parked while the receiver pauses, drained by the flusher once it runs again).
+     */
+    @Test
+    void theFlusherSleepsWhileNothingWaitsAndAnIdleSenderWakesIt() throws Exception {
+        Object[][] contexts = LocalJob.inboxes(2, 1);
+        try (LocalJob job = new LocalJob(fixture(), 2, 1, MessengerConfig.defaults().withChunks(4096, 2, 2))) {
+            Fabric trad = Aggregation.traditional(job.rank(0), AggregationConfig.traditional()
+                    .withMaxDelay(Duration.ofMillis(5)));
+            Fabric ovfl = Aggregation.overflow(job.rank(0), AggregationConfig.overflow()
+                    .withMaxDelay(Duration.ofMillis(5)));
+            ThreadId dest = new ThreadId(1, 0);
+            Inbox inbox = (Inbox) contexts[1][0];
+            AtomicBoolean stop = new AtomicBoolean();
+            AtomicBoolean paused = new AtomicBoolean();
+            AtomicLong arrived = new AtomicLong();
+            Thread receiver = Thread.ofPlatform().start(() -> {
+                job.rank(1).attach(0, inbox);
+                while (!stop.get()) {
+                    if (paused.get() || job.rank(1).processCalls() == 0) {
+                        Thread.onSpinWait();
+                    }
+                    arrived.set(inbox.received); // the test thread's view of the inbox
+                }
+            });
+            try {
+                long sent = 0;
+                for (int round = 0; round < 3; round++) {
+                    awaitFlusherAsleep();
+                    for (int i = 0; i < 3; i++, sent++) { // a partial batch, then nothing more
+                        long s = sent;
+                        assertTrue(trad.call(dest, (RemoteContextConsumer<Inbox>) box -> box.record(0, s), null));
+                    }
+                    awaitArrived(arrived, sent, "trad's partial batch of round " + round);
+                    awaitFlusherAsleep();
+                    paused.set(true); // ovfl fills its two 4-KiB chunks; the rest waits as exceeding calls
+                    for (int i = 0; i < 2_000; i++, sent++) {
+                        long s = sent;
+                        assertTrue(ovfl.call(dest, (RemoteContextConsumer<Inbox>) box -> box.record(0, s), null));
+                    }
+                    assertTrue(Aggregation.bufferedBytes(ovfl) > 0, "no call of round " + round + " exceeded");
+                    paused.set(false);
+                    awaitArrived(arrived, sent, "ovfl's exceeding calls of round " + round);
+                }
+                awaitFlusherAsleep();
+            } finally {
+                stop.set(true);
+                receiver.join();
+            }
+            assertNull(inbox.error, "exactly once and in order");
+        }
+    }
+
+    private static void awaitFlusherAsleep() throws InterruptedException {
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
+        while (!(AggregationFlusher.isAsleep() && AggregationFlusher.thread().getState() == Thread.State.WAITING)) {
+            assertTrue(System.nanoTime() < deadline, "the flusher still polls with nothing to push out: "
+                    + AggregationFlusher.thread().getState());
+            Thread.sleep(1);
+        }
+    }
+
+    private static void awaitArrived(AtomicLong arrived, long calls, String what) throws InterruptedException {
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
+        while (arrived.get() < calls) {
+            assertTrue(System.nanoTime() < deadline, what + ": " + arrived.get() + " of " + calls
+                    + " calls arrived in 30 s (was the flusher woken?)");
+            Thread.sleep(1);
+        }
+        assertEquals(calls, arrived.get(), what);
     }
 
     @Test

@@ -1,5 +1,7 @@
 package io.fabricrpc.aggregation;
 
+import io.fabricrpc.messaging.IdleHandshake;
+
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.locks.LockSupport;
 
@@ -9,17 +11,15 @@ import java.util.concurrent.locks.LockSupport;
  * is older than its maxDelay. One daemon thread per JVM, started with the first aggregator.
  *
  * <p>While no aggregator holds unsent calls, the thread parks without a timeout, so an idle process stays idle
- * (polling every 200 us cost about 6% of a core per JVM here, measured). No lost wake-up, by a Dekker handshake
- * on two volatile flags: an aggregator sets its {@link Aggregator#unsentMayWait()} flag, then reads {@link #asleep}
- * and unparks the thread if it is set; the thread sets {@code asleep}, then reads every aggregator's flag and parks
- * only if all are clear. Volatile accesses are sequentially consistent, so at least one side sees the other's store.
+ * (polling every 200 us cost about 6% of a core per JVM here, measured). An aggregator sets its
+ * {@link Aggregator#unsentMayWait()} flag (a volatile store), then wakes the thread: {@link IdleHandshake} makes sure
+ * the thread either sees the flag in its last look or is unparked.
  */
 final class AggregationFlusher {
     static final long PERIOD_NANOS = 200_000;
     private static final CopyOnWriteArrayList<Aggregator> AGGREGATORS = new CopyOnWriteArrayList<>();
+    private static final IdleHandshake SLEEP = new IdleHandshake(AggregationFlusher::anyMayWait);
     private static volatile Thread thread;
-    /** Set by the flusher before its last look at the aggregators' flags and its untimed park. */
-    private static volatile boolean asleep;
 
     private AggregationFlusher() {
     }
@@ -37,14 +37,12 @@ final class AggregationFlusher {
 
     /** An aggregator's caller, right after it set its flag: wakes the flusher if it parked (or is about to). */
     static void wakeIfAsleep() {
-        if (asleep) { // volatile load after the caller's volatile store of its flag: the handshake's second half
-            LockSupport.unpark(thread);
-        }
+        SLEEP.wake();
     }
 
     /** Whether the flusher parked for want of unsent calls (tests). */
     static boolean isAsleep() {
-        return asleep;
+        return SLEEP.isAsleep();
     }
 
     /** The flusher thread, or null before the first aggregator (tests). */
@@ -58,11 +56,7 @@ final class AggregationFlusher {
                 LockSupport.parkNanos(PERIOD_NANOS);
                 continue;
             }
-            asleep = true; // volatile store, then a last look at the flags: the handshake's first half
-            if (!anyMayWait()) {
-                LockSupport.park(); // until an aggregator's wakeIfAsleep (or spuriously: the loop looks again)
-            }
-            asleep = false;
+            SLEEP.parkUnlessWork(0); // until an aggregator's wakeIfAsleep (or early: the loop looks again)
         }
     }
 
@@ -85,7 +79,8 @@ final class AggregationFlusher {
                     aggregator.clearUnsentMayWait(); // held: its sender cannot be adding a call meanwhile
                 }
             } catch (RuntimeException e) {
-                // A dead destination, typically: its sender learns it on its next call. Not retried every period.
+                // A dead destination, typically: its sender learns it when it next publishes or flushes. Not retried
+                // every period.
                 aggregator.clearUnsentMayWait();
                 System.getLogger("fabricrpc.aggregation").log(System.Logger.Level.WARNING,
                         "cannot push out the calls of " + aggregator + ": " + e, e);

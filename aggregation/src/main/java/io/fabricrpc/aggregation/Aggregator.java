@@ -82,7 +82,7 @@ abstract sealed class Aggregator implements RecordChannel permits TraditionalAgg
     /** With the aggregator held, when a call stays unsent: the flusher must look at this aggregator from now on. */
     final void noteUnsent() {
         if (!unsentMayWait) {
-            unsentMayWait = true; // volatile store, then wakeIfAsleep's volatile load (see AggregationFlusher)
+            unsentMayWait = true; // volatile store before the wake-up's volatile load (IdleHandshake)
             AggregationFlusher.wakeIfAsleep();
         }
     }

@@ -39,7 +39,7 @@ public final class MessagingNode implements AutoCloseable {
     /** Messengers that have deferred a flag at least once (RDMA ones): the flusher bounds how long flags wait. */
     private final Set<Messenger> deferring = ConcurrentHashMap.newKeySet();
     /** The flusher parks for long (nothing deferred for a while): a sender that defers a flag must wake it. */
-    private volatile boolean flusherAsleep;
+    private final IdleHandshake flusherSleep = new IdleHandshake(() -> publishStaleFlags() > 0);
     /** With no flag waiting for this long, the flusher stops ticking and parks until a sender wakes it. */
     private static final long FLUSHER_QUIET_NANOS = 100_000_000;
     private final List<LocalRegion> notifyRegions = new ArrayList<>();
@@ -228,10 +228,7 @@ public final class MessagingNode implements AutoCloseable {
      * sender sees the flusher asleep or the flusher's last look before parking sees the flag.
      */
     void wakeFlusherIfAsleep() {
-        if (flusherAsleep) {
-            flusherAsleep = false;
-            LockSupport.unpark(flusher);
-        }
+        flusherSleep.wake();
     }
 
     /** Registers a messenger whose RETRY_ASYNC queue the flusher thread should drain. */
@@ -268,14 +265,7 @@ public final class MessagingNode implements AutoCloseable {
             } else if (!deferring.isEmpty() && now - lastWaiting < FLUSHER_QUIET_NANOS) {
                 LockSupport.parkNanos(tick > 0 ? tick : quietTick());
             } else {
-                flusherAsleep = true; // volatile, then a last look: a sender deferring meanwhile sees it and wakes us
-                if (publishStaleFlags() > 0) {
-                    flusherAsleep = false;
-                    lastWaiting = System.nanoTime();
-                    continue;
-                }
-                LockSupport.parkNanos(10_000_000);
-                flusherAsleep = false;
+                flusherSleep.parkUnlessWork(10_000_000); // the last look publishes flags deferred meanwhile
                 lastWaiting = System.nanoTime();
             }
         }

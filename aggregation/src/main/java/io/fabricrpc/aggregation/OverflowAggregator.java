@@ -8,6 +8,9 @@ import io.fabricrpc.transport.LocalRegion;
 import io.fabricrpc.transport.RemoteAccess;
 import io.fabricrpc.transport.Transport;
 
+import org.agrona.concurrent.BackoffIdleStrategy;
+import org.agrona.concurrent.IdleStrategy;
+
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
 
@@ -31,6 +34,8 @@ final class OverflowAggregator extends Aggregator {
     private volatile long oldestExceeding;
     /** Sender-confined: false only when, at the sender's last look under the lock, no exceeding call waited. */
     private boolean exceedingMayWait;
+    /** Waits for the receiver under the lock (BLOCK at the limit, flush): spins, yields, then parks 1 to 100 us. */
+    private final IdleStrategy roomWait = new BackoffIdleStrategy(64, 16, 1_000, 100_000);
 
     OverflowAggregator(Messenger messenger, AggregationConfig config, Transport transport) {
         super(messenger, config);
@@ -74,6 +79,7 @@ final class OverflowAggregator extends Aggregator {
     private boolean park(int tag, RecordWriter writer) {
         long maxRecord = messenger.maxPayload();
         long start = System.nanoTime();
+        roomWait.reset();
         while (true) {
             ensureRoom(ChunkLayout.RECORD_HEADER_LENGTH + maxRecord);
             long room = Math.min(maxRecord, config.exceedingLimit() - (tail - head) - ChunkLayout.RECORD_HEADER_LENGTH);
@@ -99,14 +105,19 @@ final class OverflowAggregator extends Aggregator {
             if (config.onLimit() == AggregationConfig.LimitPolicy.FAIL) {
                 return false;
             }
+            long waiting = tail - head;
             drain();
+            if (tail - head < waiting) {
+                roomWait.reset(); // room returned
+                continue;
+            }
             messenger.link().checkAlive();
             messenger.helpWhileWaiting(); // run incoming calls: the destination may be waiting on us too
             if (System.nanoTime() - start > config.maxDelay().toNanos() * 1000 + 30_000_000_000L) {
                 throw new MessagingException("exceeding calls of " + messenger + " stayed at their limit of "
                         + config.exceedingLimit() + " bytes for 30 s: the destination consumes nothing");
             }
-            Thread.onSpinWait();
+            roomWait.idle(); // the receiver sets the pace now: back off as the messenger's own RETRY wait does
         }
     }
 
@@ -174,6 +185,7 @@ final class OverflowAggregator extends Aggregator {
         acquire();
         try {
             long start = System.nanoTime();
+            roomWait.reset();
             while (!drain()) {
                 messenger.link().checkAlive();
                 messenger.helpWhileWaiting();
@@ -181,7 +193,7 @@ final class OverflowAggregator extends Aggregator {
                     throw new MessagingException("flush of " + this + ": " + (tail - head)
                             + " bytes of exceeding calls still waiting after 30 s");
                 }
-                Thread.onSpinWait();
+                roomWait.idle();
             }
             messenger.flush();
         } finally {

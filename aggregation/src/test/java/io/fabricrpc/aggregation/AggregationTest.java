@@ -9,6 +9,7 @@ import io.fabricrpc.messaging.MessengerConfig;
 import io.fabricrpc.transport.TransportFixture;
 import org.junit.jupiter.api.Test;
 
+import java.lang.management.ManagementFactory;
 import java.time.Duration;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
@@ -128,10 +129,17 @@ public abstract class AggregationTest {
                 released.set(true);
                 job.rank(1).startHandlerThreads();
             });
+            long cpuBefore = ManagementFactory.getThreadMXBean().getCurrentThreadCpuTime();
+            long wallBefore = System.nanoTime();
             for (int i = 0; i < 5_000; i++) {
                 assertTrue(blocking.call(dest, () -> { }));
             }
+            long cpu = ManagementFactory.getThreadMXBean().getCurrentThreadCpuTime() - cpuBefore;
+            long wall = System.nanoTime() - wallBefore;
             assertTrue(released.get(), "BLOCK waited for the receiver instead of failing");
+            // Most of the wait is parked (backoff), not spun: a spinning sender would take a CPU from the receiver.
+            assertTrue(cpu < wall / 2, "the blocked sender used " + cpu / 1_000_000 + " ms of CPU in "
+                    + wall / 1_000_000 + " ms of waiting");
             receiver.join();
         }
     }

@@ -372,13 +372,15 @@ public final class LocalLauncher implements AutoCloseable {
 
     /**
      * The flags this JVM was started with that child JVMs of the same program need too: module and native-access
-     * flags ({@code --add-*}, {@code --enable-native-access}, {@code --sun-misc-*}) and the JIT tier limit
-     * ({@code -XX:TieredStopAtLevel}, which an emulated machine may need to keep C2 away from its JIT bugs).
+     * flags ({@code --add-*}, {@code --enable-native-access}, {@code --sun-misc-*}), the JIT tier limit
+     * ({@code -XX:TieredStopAtLevel}, which an emulated machine may need to keep C2 away from its JIT bugs) and the
+     * JIT directives ({@code -XX:CompileCommand}, in their order: {@code quiet} must come first), e.g. the root pom's
+     * inlining of the fabric's call entry points.
      */
     public static java.util.List<String> inheritedJvmFlags() {
         return java.lang.management.ManagementFactory.getRuntimeMXBean().getInputArguments().stream()
                 .filter(a -> a.startsWith("--add-") || a.startsWith("--enable-native-access") || a.startsWith("--sun-misc")
-                        || a.startsWith("-XX:TieredStopAtLevel="))
+                        || a.startsWith("-XX:TieredStopAtLevel=") || a.startsWith("-XX:CompileCommand="))
                 .toList();
     }
 

@@ -11,8 +11,9 @@ import java.util.Optional;
  * 256 B) and a ratio against it means something different in each. A median over rounds of mixed placements hides
  * that, so targets are also reported per placement.
  *
- * <p>The split is at the largest jump between the raw rates of consecutive rounds (sorted by rate), and only when
- * that jump is at least {@link #JUMP} times: within one placement the rounds stay well inside that.
+ * <p>A run saw both placements when its fastest round's raw rate is at least {@link #SPAN} times its slowest's
+ * (within one placement the rounds stay well inside that); the split is then at the largest jump between the raw
+ * rates of consecutive rounds, sorted by rate. A round caught mid-move lands on the side of its nearer neighbour.
  *
  * @param fast  the rounds above the jump (the raw ring's fast placement), in round order
  * @param slow  the rounds below it
@@ -20,23 +21,24 @@ import java.util.Optional;
  * @param above the slowest raw rate above it
  */
 record RingPlacement(List<Integer> fast, List<Integer> slow, double below, double above) {
-    /** A jump between two rounds' raw rates of at least this factor is taken as a change of placement. */
-    static final double JUMP = 1.5;
+    /** Raw rates spanning at least this factor (fastest round over slowest) are taken as two placements. */
+    static final double SPAN = 2.0;
 
     /** The split of {@code raw}'s rounds (one size), or empty when they stayed in one placement. */
     static Optional<RingPlacement> of(List<Table2Result> raw) {
         List<Table2Result> sorted = raw.stream().sorted(Comparator.comparingDouble(Table2Result::callsPerSecond)).toList();
-        int split = -1;
-        double jump = JUMP;
+        if (sorted.size() < 2
+                || sorted.getLast().callsPerSecond() < SPAN * sorted.getFirst().callsPerSecond()) {
+            return Optional.empty();
+        }
+        int split = 1;
+        double jump = 0;
         for (int i = 1; i < sorted.size(); i++) {
             double factor = sorted.get(i).callsPerSecond() / sorted.get(i - 1).callsPerSecond();
-            if (factor >= jump) {
+            if (factor > jump) {
                 jump = factor;
                 split = i;
             }
-        }
-        if (split < 0) {
-            return Optional.empty();
         }
         return Optional.of(new RingPlacement(rounds(sorted.subList(split, sorted.size())), rounds(sorted.subList(0, split)),
                 sorted.get(split - 1).callsPerSecond(), sorted.get(split).callsPerSecond()));

@@ -416,8 +416,18 @@ public final class Table2Benchmark implements Callable<Integer> {
                         + " receiver's registered memory, over the fabric's own link; the receiver polls the next slot's"
                         + " word, sums the longs and returns credits with one `writeLong` every "
                         + LinkWriteColumn.SLOTS / 4 + " messages" : "")
+                        + inliningText()
                         + (rankJvmOptions.isEmpty() ? "" : "; rank JVM options " + rankJvmOptions)
                         + (context == null ? "" : "; " + context));
+    }
+
+    /** Which fabric entry points the ranks force-inline (the root pom's JIT directives, inherited by the ranks). */
+    private static String inliningText() {
+        String prefix = "-XX:CompileCommand=inline,";
+        List<String> inlined = LocalLauncher.inheritedJvmFlags().stream().filter(a -> a.startsWith(prefix))
+                .map(a -> a.substring(prefix.length())).toList();
+        return inlined.isEmpty() ? "; no inlining directives (C2 alone decides what the sender loops inline)"
+                : "; the ranks force-inline " + String.join(", ", inlined) + " (-XX:CompileCommand, fabricrpc.jvm.flags)";
     }
 
     private String memory(int capacity) {

@@ -308,9 +308,9 @@ public record Table2Report(Report.Machine machine, double loadBefore, double loa
             return "";
         }
         return "Targets (issues 3 and 4, reported, not asserted): the median of the per-round ratios, then how many"
-                + " rounds reached the target; where the raw ring changed placement during the run (a jump of "
-                + RingPlacement.JUMP + "x or more between rounds' raw rates), the rounds of each placement"
-                + " separately.\n\n" + String.join("", lines);
+                + " rounds reached the target; where the raw ring changed placement during the run (its fastest"
+                + " round " + RingPlacement.SPAN + "x or more its slowest), the rounds of each placement separately,"
+                + " split at the largest jump between rounds' raw rates.\n\n" + String.join("", lines);
     }
 
     /** A target of issues 3 and 4 on shared memory: {@code ratio} at {@code size} at least {@code threshold}. */

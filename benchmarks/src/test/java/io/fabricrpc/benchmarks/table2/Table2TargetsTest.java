@@ -29,9 +29,15 @@ class Table2TargetsTest {
         assertEquals(4_400_000, placement.below(), 1);
         assertEquals(10_700_000, placement.above(), 1);
 
+        List<Table2Result> gradual = List.of(result(0, "raw", 8, 19_500_000), result(1, "raw", 8, 21_400_000),
+                result(2, "raw", 8, 30_900_000), result(3, "raw", 8, 45_100_000), result(4, "raw", 8, 50_600_000));
+        RingPlacement caught = RingPlacement.of(gradual).orElseThrow();
+        assertEquals(List.of(3, 4), caught.fast(), "a round caught mid-move goes with its nearer neighbour");
+        assertEquals(List.of(0, 1, 2), caught.slow());
+
         List<Table2Result> steady = List.of(result(0, "raw", 256, 4_300_000), result(1, "raw", 256, 6_000_000),
                 result(2, "raw", 256, 5_000_000));
-        assertEquals(Optional.empty(), RingPlacement.of(steady), "a 1.4x spread is one placement");
+        assertEquals(Optional.empty(), RingPlacement.of(steady), "a 1.4x span is one placement");
         assertEquals(Optional.empty(), RingPlacement.of(List.of(result(0, "raw", 256, 4_300_000))));
     }
 

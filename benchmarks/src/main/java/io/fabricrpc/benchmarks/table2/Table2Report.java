@@ -367,7 +367,6 @@ public record Table2Report(Report.Machine machine, double loadBefore, double loa
                 ratio(sorted[sorted.length - 1]));
     }
 
-
     /** Issue 6's targets, each a median of per-round ratios (baseline and columns ran in the same round). */
     String rdmaTargetsText() {
         StringBuilder t = new StringBuilder("Targets (issue 6, reported, not asserted; median of per-round ratios):\n\n");

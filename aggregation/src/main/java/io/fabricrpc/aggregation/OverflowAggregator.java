@@ -34,6 +34,8 @@ final class OverflowAggregator extends Aggregator {
     private volatile long oldestExceeding;
     /** Sender-confined: false only when, at the sender's last look under the lock, no exceeding call waited. */
     private boolean exceedingMayWait;
+    /** A call blocked at the limit, or a flush, that waits this long for room fails: the peer is alive but stuck. */
+    private static final long STUCK_NANOS = 30_000_000_000L;
     /** Waits for the receiver under the lock (BLOCK at the limit, flush): spins, yields, then parks 1 to 100 us. */
     private final IdleStrategy roomWait = new BackoffIdleStrategy(64, 16, 1_000, 100_000);
 
@@ -113,9 +115,10 @@ final class OverflowAggregator extends Aggregator {
             }
             messenger.link().checkAlive();
             messenger.helpWhileWaiting(); // run incoming calls: the destination may be waiting on us too
-            if (System.nanoTime() - start > config.maxDelay().toNanos() * 1000 + 30_000_000_000L) {
+            if (System.nanoTime() - start > STUCK_NANOS) {
                 throw new MessagingException("exceeding calls of " + messenger + " stayed at their limit of "
-                        + config.exceedingLimit() + " bytes for 30 s: the destination consumes nothing");
+                        + config.exceedingLimit() + " bytes (" + (tail - head) + " waiting) for "
+                        + STUCK_NANOS / 1_000_000_000 + " s: the destination consumes nothing");
             }
             roomWait.idle(); // the receiver sets the pace now: back off as the messenger's own RETRY wait does
         }
@@ -189,9 +192,9 @@ final class OverflowAggregator extends Aggregator {
             while (!drain()) {
                 messenger.link().checkAlive();
                 messenger.helpWhileWaiting();
-                if (System.nanoTime() - start > 30_000_000_000L) {
+                if (System.nanoTime() - start > STUCK_NANOS) {
                     throw new MessagingException("flush of " + this + ": " + (tail - head)
-                            + " bytes of exceeding calls still waiting after 30 s");
+                            + " bytes of exceeding calls still waiting after " + STUCK_NANOS / 1_000_000_000 + " s");
                 }
                 roomWait.idle();
             }

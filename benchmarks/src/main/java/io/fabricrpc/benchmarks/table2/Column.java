@@ -6,7 +6,7 @@ package io.fabricrpc.benchmarks.table2;
  * {@code attach}); the sender uses {@link #sendUntil} and {@link #flush}, the receiver {@link #poll}. Confined to
  * that thread.
  */
-public interface Column {
+public interface Column extends AutoCloseable {
     /** The column's name in the table (e.g. {@code write}). */
     String name();
 
@@ -32,4 +32,9 @@ public interface Column {
 
     /** Runs the calls that have arrived (their bodies count into {@link Payloads.Sink}); returns how many ran. */
     int poll();
+
+    /** Releases what the column holds outside the fabric (a baseline's driver, say); the rank calls it at the end. */
+    @Override
+    default void close() {
+    }
 }

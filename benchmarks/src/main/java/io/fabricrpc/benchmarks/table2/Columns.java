@@ -11,6 +11,7 @@ import io.fabricrpc.messaging.MessengerConfig;
 import io.fabricrpc.messaging.RecordChannel;
 import org.agrona.concurrent.UnsafeBuffer;
 
+import java.nio.file.Path;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -26,9 +27,11 @@ import java.util.function.Function;
 public final class Columns {
     /**
      * What a column is built from: the rank's fabric (the thread is attached), the other rank's thread, the
-     * {@code raw} ring, and the control block of the shared file (for the {@code max-raw} exchange).
+     * {@code raw} ring and its capacity, the control block of the shared file (for the {@code max-raw} exchange),
+     * and the directory the {@code aeron-ipc} baseline's media driver uses in this run.
      */
-    public record Context(Fabric fabric, ThreadId peer, UnsafeBuffer rawRing, UnsafeBuffer control, long timeoutMillis) {
+    public record Context(Fabric fabric, ThreadId peer, UnsafeBuffer rawRing, int ringCapacity, UnsafeBuffer control,
+                          Path aeronDirectory, long timeoutMillis) {
     }
 
     /** The {@code write} column without coalescing (transports without a mapped window differ; shm does not). */
@@ -52,6 +55,8 @@ public final class Columns {
         FACTORIES.put("ovfl", ctx -> new FabricColumn("ovfl",
                 Aggregation.overflow(ctx.fabric(), AggregationConfig.overflow()), ctx.peer(), false));
         FACTORIES.put("raw", ctx -> new RawRingColumn(ctx.rawRing(), ctx.timeoutMillis()));
+        FACTORIES.put(AeronIpcColumn.NAME, ctx -> new AeronIpcColumn(ctx.fabric().rank() == 0, ctx.aeronDirectory(),
+                ctx.ringCapacity(), ctx.timeoutMillis()));
         FACTORIES.put(LinkWriteColumn.NAME, ctx -> new LinkWriteColumn(ctx.fabric(), ctx.control(), ctx.timeoutMillis()));
     }
 
@@ -79,13 +84,15 @@ public final class Columns {
 
     /**
      * The columns a run measures by default over {@code transport}: the calls' columns and the baseline that moves
-     * the same bytes through that medium ({@code raw}: an Agrona ring in shared memory; {@code max-raw}: one
+     * the same bytes through that medium ({@code raw}: an Agrona ring in shared memory, and {@code aeron-ipc}:
+     * Aeron's IPC; {@code max-raw}: one
      * {@code Link.write} per message, e.g. one RDMA WRITE). Over RDMA {@code write-eager} shows {@code write} without
      * coalescing. Both show {@code write-reused}: {@code write}
      * without the caller's lambda allocation per call.
      */
     public static List<String> defaults(String transport) {
-        return transport.equals("shm") ? List.of("send", "write", WRITE_REUSED, "trad", "ovfl", "raw")
+        return transport.equals("shm") ? List.of("send", "write", WRITE_REUSED, "trad", "ovfl", "raw",
+                AeronIpcColumn.NAME)
                 : List.of("send", "write", WRITE_REUSED, WRITE_EAGER, "trad", "ovfl", LinkWriteColumn.NAME);
     }
 

@@ -100,12 +100,9 @@ final class LinkWriteColumn implements Column {
 
     @Override
     public long sendUntil(int payloadBytes, long first, long deadlineNanos) {
-        if (!Payloads.isSupported(payloadBytes)) {
-            throw new IllegalArgumentException("payload must be 8, 64 or 256 bytes, got " + payloadBytes);
-        }
+        int longs = Payloads.checkedLongs(payloadBytes);
         connect();
         MemorySegment src = staging.segment();
-        int longs = Payloads.longs(payloadBytes);
         int from = WORD - payloadBytes;
         long i = first;
         do {

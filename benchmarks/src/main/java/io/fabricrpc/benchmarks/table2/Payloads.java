@@ -44,6 +44,23 @@ public final class Payloads {
         return payloadBytes == 8 || payloadBytes == 64 || payloadBytes == 256;
     }
 
+    /** {@link #longs}, after checking the size is one of Table 2's (IllegalArgumentException otherwise). */
+    public static int checkedLongs(int payloadBytes) {
+        if (!isSupported(payloadBytes)) {
+            throw new IllegalArgumentException("payload must be 8, 64 or 256 bytes, got " + payloadBytes);
+        }
+        return longs(payloadBytes);
+    }
+
+    /** What a baseline's receiver does per message: sums its longs into {@link Sink}, as the calls' bodies do. */
+    public static void takeLongs(org.agrona.DirectBuffer message, int offset, int length) {
+        long sum = 0;
+        for (int at = 0; at < length; at += Long.BYTES) {
+            sum += message.getLong(offset + at);
+        }
+        Sink.take(sum);
+    }
+
     /** Number of longs a call of {@code payloadBytes} carries. */
     public static int longs(int payloadBytes) {
         return payloadBytes / Long.BYTES;

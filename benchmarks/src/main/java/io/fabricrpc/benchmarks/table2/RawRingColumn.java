@@ -45,10 +45,7 @@ final class RawRingColumn implements Column {
 
     @Override
     public long sendUntil(int payloadBytes, long first, long deadlineNanos) {
-        if (!Payloads.isSupported(payloadBytes)) {
-            throw new IllegalArgumentException("payload must be 8, 64 or 256 bytes, got " + payloadBytes);
-        }
-        int longs = Payloads.longs(payloadBytes);
+        int longs = Payloads.checkedLongs(payloadBytes);
         long i = first;
         do {
             for (int b = 0; b < FabricColumn.BATCH; b++, i++) {
@@ -91,11 +88,7 @@ final class RawRingColumn implements Column {
     }
 
     private static void onMessage(int type, DirectBuffer message, int index, int length) {
-        long sum = 0;
-        for (int at = 0; at < length; at += Long.BYTES) {
-            sum += message.getLong(index + at);
-        }
-        Payloads.Sink.take(sum);
+        Payloads.takeLongs(message, index, length);
     }
 
     @Override

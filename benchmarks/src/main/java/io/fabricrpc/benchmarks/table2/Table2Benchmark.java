@@ -416,6 +416,12 @@ public final class Table2Benchmark implements Callable<Integer> {
                         + " receiver's registered memory, over the fabric's own link; the receiver polls the next slot's"
                         + " word, sums the longs and returns credits with one `writeLong` every "
                         + LinkWriteColumn.SLOTS / 4 + " messages" : "")
+                        + (columns.contains(AeronIpcColumn.NAME) ? String.format(Locale.ROOT, "; `%s` carries the same"
+                        + " longs over Aeron IPC (`aeron:ipc`, term length %d KiB, one ExclusivePublication written in"
+                        + " place with tryClaim/commit, the subscription polled %d fragments at a time; media driver"
+                        + " embedded in the receiving rank, ThreadingMode.SHARED, the same back-off when idle, its"
+                        + " thread not pinned)", AeronIpcColumn.NAME, capacity / 1024, AeronIpcColumn.FRAGMENT_LIMIT)
+                        : "")
                         + inliningText()
                         + (rankJvmOptions.isEmpty() ? "" : "; rank JVM options " + rankJvmOptions)
                         + (context == null ? "" : "; " + context));

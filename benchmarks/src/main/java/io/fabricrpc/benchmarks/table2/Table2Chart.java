@@ -25,7 +25,7 @@ final class Table2Chart {
     private static final int TOP = 70;
     private static final int BOTTOM = 80;
     private static final Color[] PALETTE = {new Color(0x4C72B0), new Color(0xDD8452), new Color(0x55A868),
-            new Color(0xC44E52), new Color(0x8172B3), new Color(0x937860)};
+            new Color(0xC44E52), new Color(0x8172B3), new Color(0x937860), new Color(0xDA8BC3), new Color(0x8C8C8C)};
 
     private Table2Chart() {
     }

@@ -111,19 +111,21 @@ public final class Table2Rank implements Callable<Integer> {
             UnsafeBuffer control = new UnsafeBuffer(shared.buffer(), 0, CONTROL_LENGTH);
             UnsafeBuffer ring = new UnsafeBuffer(shared.buffer(), RING_OFFSET, ringLength(ringCapacity));
             Throwable[] failure = new Throwable[1];
+            List<Column> built = new ArrayList<>();
             Thread worker = Thread.ofPlatform().name("table2-" + (fabric.rank() == 0 ? "sender" : "receiver"))
                     .start(() -> {
                         try {
                             fabric.attach(0);
+                            ThreadId peer = new ThreadId(1 - fabric.rank(), 0);
+                            Columns.Context context = new Columns.Context(fabric, peer, ring, ringCapacity, control,
+                                    aeronDirectory(file), timeoutMillis);
+                            // Built before pinning: threads a column starts (Aeron's driver) would inherit the pin.
+                            for (String name : columns) {
+                                built.add(Columns.create(name, context));
+                            }
                             int cpu = fabric.rank() == 0 ? senderCpu : receiverCpu;
                             if (cpu >= 0) {
                                 CpuAffinity.pinCurrentThread(cpu);
-                            }
-                            ThreadId peer = new ThreadId(1 - fabric.rank(), 0);
-                            Columns.Context context = new Columns.Context(fabric, peer, ring, control, timeoutMillis);
-                            List<Column> built = new ArrayList<>();
-                            for (String name : columns) {
-                                built.add(Columns.create(name, context));
                             }
                             if (fabric.rank() == 0) {
                                 new Sender(control, built).run();
@@ -132,6 +134,10 @@ public final class Table2Rank implements Callable<Integer> {
                             }
                         } catch (Throwable t) {
                             failure[0] = t;
+                        } finally {
+                            for (Column column : built) {
+                                column.close();
+                            }
                         }
                     });
             worker.join();
@@ -142,6 +148,11 @@ public final class Table2Rank implements Callable<Integer> {
             }
         }
         return 0;
+    }
+
+    /** The {@code aeron-ipc} baseline's driver directory of this run: next to the run's shared file, as private. */
+    static Path aeronDirectory(Path sharedFile) {
+        return sharedFile.resolveSibling(sharedFile.getFileName() + ".aeron");
     }
 
     /** This JVM's JIT compilation time so far; -1 where the JVM does not report it. */

@@ -25,8 +25,12 @@ class Table2BenchmarkSmokeTest {
         Table2Benchmark benchmark = new Table2Benchmark();
         int exit = Table2Benchmark.commandLine(benchmark).execute("--rounds", "1", "--seconds", "0.05", "--slice", "0.05",
                 "--warmup", "0", "--pin", "none", "--chunk-size", "16384", "--cmax", "4", "--timeout-ms", "20000",
-                "--output", output.toString(), "--note", "smoke test", "--quiet");
+                "--output", output.toString(), "--note", "smoke test", "--quiet", "--shm-dir", dir.toString());
         assertEquals(0, exit, "exit code");
+        try (var left = Files.walk(dir)) {
+            List<Path> aeron = left.filter(p -> p.getFileName().toString().endsWith(".aeron")).toList();
+            assertEquals(List.of(), aeron, "the aeron-ipc driver deletes its directory when the run ends");
+        }
         Table2Report report = benchmark.report();
         assertNotNull(report);
         assertEquals(Columns.defaults("shm"), report.columns());
@@ -36,7 +40,8 @@ class Table2BenchmarkSmokeTest {
             assertTrue(Double.isFinite(result.callsPerSecond()), result.toString());
             assertTrue(result.senderBytes() >= 0 && result.receiverBytes() >= 0, result.toString());
         }
-        assertEquals(5, report.ratiosShown().size(), "write/raw, send/raw, ovfl/write, trad/raw, write-reused/raw");
+        assertEquals(8, report.ratiosShown().size(), "write/raw, send/raw, ovfl/write, trad/raw, write-reused/raw,"
+                + " write/aeron-ipc, write-reused/aeron-ipc, trad/aeron-ipc: " + report.ratiosShown());
         for (Table2Report.Ratio ratio : report.ratiosShown()) {
             for (int size : Payloads.SIZES) {
                 double value = report.medianRatio(ratio, size);

@@ -27,10 +27,10 @@ import java.util.function.Function;
 public final class Columns {
     /**
      * What a column is built from: the rank's fabric (the thread is attached), the other rank's thread, the
-     * {@code raw} ring and its capacity, the control block of the shared file (for the {@code max-raw} exchange),
-     * and the directory the {@code aeron-ipc} baseline's media driver uses in this run.
+     * {@code raw} ring, the control block of the shared file (for the {@code max-raw} exchange), and the term length
+     * and directory of the {@code aeron-ipc} baseline.
      */
-    public record Context(Fabric fabric, ThreadId peer, UnsafeBuffer rawRing, int ringCapacity, UnsafeBuffer control,
+    public record Context(Fabric fabric, ThreadId peer, UnsafeBuffer rawRing, int aeronTermLength, UnsafeBuffer control,
                           Path aeronDirectory, long timeoutMillis) {
     }
 
@@ -56,7 +56,7 @@ public final class Columns {
                 Aggregation.overflow(ctx.fabric(), AggregationConfig.overflow()), ctx.peer(), false));
         FACTORIES.put("raw", ctx -> new RawRingColumn(ctx.rawRing(), ctx.timeoutMillis()));
         FACTORIES.put(AeronIpcColumn.NAME, ctx -> new AeronIpcColumn(ctx.fabric().rank() == 0, ctx.aeronDirectory(),
-                ctx.ringCapacity(), ctx.timeoutMillis()));
+                ctx.aeronTermLength(), ctx.timeoutMillis()));
         FACTORIES.put(LinkWriteColumn.NAME, ctx -> new LinkWriteColumn(ctx.fabric(), ctx.control(), ctx.timeoutMillis()));
     }
 

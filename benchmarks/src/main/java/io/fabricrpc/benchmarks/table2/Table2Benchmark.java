@@ -58,6 +58,10 @@ public final class Table2Benchmark implements Callable<Integer> {
     int cMax;
     @Option(names = "--ring-capacity", defaultValue = "0", description = "raw ring capacity in bytes, a power of two (default 0: cmax x chunk-size rounded up to a power of two, the messenger's memory).")
     int ringCapacity;
+    @Option(names = "--aeron-term-length", defaultValue = "0", description = "aeron-ipc term length in bytes, a power of"
+            + " two from 65536 (default 0: Aeron's own IPC default, 64 MiB; with the raw ring's 1 MiB, Aeron ran at"
+            + " 0.6x of it, waiting for its driver to move the window).")
+    int aeronTermLength;
     @Option(names = "--timeout-ms", defaultValue = "60000", description = "Longest wait for the other rank (default ${DEFAULT-VALUE}).")
     long timeoutMillis;
     @Option(names = "--shm-dir", defaultValue = "/dev/shm", description = "Base directory of the shared-memory files (default ${DEFAULT-VALUE}).")
@@ -242,7 +246,7 @@ public final class Table2Benchmark implements Callable<Integer> {
                 "--ring-capacity", Integer.toString(capacity), "--chunk-size", Integer.toString(chunkSize),
                 "--c", Integer.toString(c), "--cmax", Integer.toString(cMax),
                 "--sender-cpu", Integer.toString(senderCpu), "--receiver-cpu", Integer.toString(receiverCpu),
-                "--timeout-ms", Long.toString(timeoutMillis));
+                "--timeout-ms", Long.toString(timeoutMillis), "--aeron-term-length", Integer.toString(aeronTermLength));
         // Generous bound: every measurement plus the drains, the warm-up, JVM start and shutdown.
         double measuredSeconds = (rounds * seconds + warmup) * sizes.size() * columns.size();
         Duration bound = Duration.ofSeconds((long) (2 * measuredSeconds) + 120 + 2 * timeoutMillis / 1000
@@ -377,6 +381,14 @@ public final class Table2Benchmark implements Callable<Integer> {
         if (ringCapacity < 4096 || Integer.bitCount(ringCapacity) != 1) {
             problems.add("--ring-capacity must be a power of two >= 4096, got " + ringCapacity);
         }
+        if (aeronTermLength == 0) {
+            aeronTermLength = AeronIpcColumn.DEFAULT_TERM_LENGTH;
+        }
+        if (aeronTermLength < AeronIpcColumn.MIN_TERM_LENGTH || aeronTermLength > AeronIpcColumn.MAX_TERM_LENGTH
+                || Integer.bitCount(aeronTermLength) != 1) {
+            problems.add("--aeron-term-length must be a power of two in [" + AeronIpcColumn.MIN_TERM_LENGTH + ", "
+                    + AeronIpcColumn.MAX_TERM_LENGTH + "], got " + aeronTermLength);
+        }
         if (timeoutMillis < 1000) {
             problems.add("--timeout-ms must be >= 1000, got " + timeoutMillis);
         }
@@ -420,7 +432,7 @@ public final class Table2Benchmark implements Callable<Integer> {
                         + " longs over Aeron IPC (`aeron:ipc`, term length %d KiB, one ExclusivePublication written in"
                         + " place with tryClaim/commit, the subscription polled %d fragments at a time; media driver"
                         + " embedded in the receiving rank, ThreadingMode.SHARED, the same back-off when idle, its"
-                        + " thread not pinned)", AeronIpcColumn.NAME, capacity / 1024, AeronIpcColumn.FRAGMENT_LIMIT)
+                        + " thread not pinned)", AeronIpcColumn.NAME, aeronTermLength / 1024, AeronIpcColumn.FRAGMENT_LIMIT)
                         : "")
                         + inliningText()
                         + (rankJvmOptions.isEmpty() ? "" : "; rank JVM options " + rankJvmOptions)
@@ -453,9 +465,11 @@ public final class Table2Benchmark implements Callable<Integer> {
                                         + " as one WRITE")
                         + " (`AggregationConfig.traditional()`); `ovfl` sends directly while the chunks have"
                         + " room and keeps what exceeds in a region of at most 16 MiB (`AggregationConfig.overflow()`).%n"
-                        + "- `raw`: one ring of %d KiB (+ %d B trailer), the same budget as one messenger.",
+                        + "- `raw`: one ring of %d KiB (+ %d B trailer), the same budget as one messenger.%n"
+                        + "- `aeron-ipc`: a log of 3 terms of %d KiB (Aeron's IPC window: half a term), plus the"
+                        + " driver's own files.",
                 cMax, chunkSize, messenger / 1024, c, chunkSize / 1024, capacity / 1024,
-                org.agrona.concurrent.ringbuffer.RingBufferDescriptor.TRAILER_LENGTH);
+                org.agrona.concurrent.ringbuffer.RingBufferDescriptor.TRAILER_LENGTH, aeronTermLength / 1024);
     }
 
     private static String trim(double value) {

@@ -62,6 +62,8 @@ public final class Table2Rank implements Callable<Integer> {
     Path file;
     @Option(names = "--ring-capacity", required = true)
     int ringCapacity;
+    @Option(names = "--aeron-term-length", required = true)
+    int aeronTermLength;
     @Option(names = "--chunk-size", required = true)
     int chunkSize;
     @Option(names = "--c", required = true)
@@ -117,7 +119,7 @@ public final class Table2Rank implements Callable<Integer> {
                         try {
                             fabric.attach(0);
                             ThreadId peer = new ThreadId(1 - fabric.rank(), 0);
-                            Columns.Context context = new Columns.Context(fabric, peer, ring, ringCapacity, control,
+                            Columns.Context context = new Columns.Context(fabric, peer, ring, aeronTermLength, control,
                                     aeronDirectory(file), timeoutMillis);
                             // Built before pinning: threads a column starts (Aeron's driver) would inherit the pin.
                             for (String name : columns) {

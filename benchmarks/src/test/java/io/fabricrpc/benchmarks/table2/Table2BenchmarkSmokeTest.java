@@ -25,7 +25,7 @@ class Table2BenchmarkSmokeTest {
         Table2Benchmark benchmark = new Table2Benchmark();
         int exit = Table2Benchmark.commandLine(benchmark).execute("--rounds", "1", "--seconds", "0.05", "--slice", "0.05",
                 "--warmup", "0", "--pin", "none", "--chunk-size", "16384", "--cmax", "4", "--timeout-ms", "20000",
-                "--output", output.toString(), "--note", "smoke test", "--quiet", "--shm-dir", dir.toString());
+                "--output", output.toString(), "--note", "smoke test", "--quiet", "--shm-dir", dir.toString(), "--aeron-term-length", "65536");
         assertEquals(0, exit, "exit code");
         try (var left = Files.walk(dir)) {
             List<Path> aeron = left.filter(p -> p.getFileName().toString().endsWith(".aeron")).toList();

@@ -380,7 +380,8 @@ public final class LocalLauncher implements AutoCloseable {
     public static java.util.List<String> inheritedJvmFlags() {
         return java.lang.management.ManagementFactory.getRuntimeMXBean().getInputArguments().stream()
                 .filter(a -> a.startsWith("--add-") || a.startsWith("--enable-native-access") || a.startsWith("--sun-misc")
-                        || a.startsWith("-XX:TieredStopAtLevel=") || a.startsWith("-XX:CompileCommand="))
+                        || a.startsWith("-XX:TieredStopAtLevel=") || a.startsWith("-XX:Tier3DelayOn=")
+                        || a.startsWith("-XX:CompileCommand="))
                 .toList();
     }
 

@@ -36,4 +36,14 @@ class JitDirectivesTest {
         assertEquals(commands, LocalLauncher.inheritedJvmFlags().stream().filter(a -> a.startsWith(COMMAND)).toList(),
                 "ranks get the directives, in order");
     }
+
+    /** Tier 2 first let the receiver's generated invoker stick at tier 3, never reaching C2 (root pom comment). */
+    @Test
+    void ranksCompileAtTier3WhileC2IsBusy() {
+        List<String> flags = ManagementFactory.getRuntimeMXBean().getInputArguments();
+        List<String> delay = flags.stream().filter(a -> a.startsWith("-XX:Tier3DelayOn=")).toList();
+        assertEquals(1, delay.size(), "one Tier3DelayOn in this JVM's flags " + flags);
+        assertTrue(Long.parseLong(delay.getFirst().substring("-XX:Tier3DelayOn=".length())) >= 100_000, delay.getFirst());
+        assertTrue(LocalLauncher.inheritedJvmFlags().containsAll(delay), "ranks get " + delay);
+    }
 }

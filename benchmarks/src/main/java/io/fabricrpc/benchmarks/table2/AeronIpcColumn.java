@@ -82,7 +82,11 @@ final class AeronIpcColumn implements Column {
             }
         } catch (RuntimeException e) {
             CloseHelper.quietCloseAll(client, launched);
-            throw new IllegalStateException("aeron-ipc: cannot set up IPC in " + directory + ": " + e, e);
+            // The log takes 3 terms in the directory's file system (192 MiB at Aeron's default; a container's
+            // /dev/shm is often 64 MiB).
+            throw new IllegalStateException("aeron-ipc: cannot set up IPC with terms of " + termLength + " B (a log of "
+                    + 3L * termLength + " B) in " + directory + ": " + e + "; try a smaller --aeron-term-length, or"
+                    + " --columns without aeron-ipc", e);
         }
     }
 

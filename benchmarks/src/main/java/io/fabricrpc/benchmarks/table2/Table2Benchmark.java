@@ -257,7 +257,20 @@ public final class Table2Benchmark implements Callable<Integer> {
                 serveGates(job, new UnsafeBuffer(shared.buffer(), 0, Table2FileDescriptor.CONTROL_LENGTH), external,
                         baselineResults, bound);
             }
-            job.awaitAll(bound);
+            try {
+                job.awaitAll(bound);
+            } catch (LocalLauncher.LaunchException e) {
+                // The ranks' own "failed:" lines, which the report's last lines miss behind stack traces.
+                List<String> failures = new ArrayList<>();
+                for (int rank = 0; rank < 2; rank++) {
+                    job.process(rank).output().stream().filter(line -> line.contains(" failed: ")).forEach(failures::add);
+                }
+                throw failures.isEmpty() ? e : new LocalLauncher.LaunchException(e.getMessage()
+                        + "what the ranks reported:\n" + String.join("\n", failures));
+            } finally {
+                // The driver deletes it on an orderly close only; a killed rank leaves up to 3 terms behind.
+                org.agrona.IoUtil.delete(Table2Rank.aeronDirectory(file).toFile(), true);
+            }
             return job.process(0).output();
         }
     }

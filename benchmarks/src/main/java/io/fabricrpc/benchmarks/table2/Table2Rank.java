@@ -144,8 +144,9 @@ public final class Table2Rank implements Callable<Integer> {
                     });
             worker.join();
             if (failure[0] != null) {
-                System.out.println("rank " + fabric.rank() + " failed: " + failure[0]);
                 failure[0].printStackTrace(System.out);
+                // Last, so that the launcher's report (each rank's last lines) shows it when output is not forwarded.
+                System.out.println("rank " + fabric.rank() + " failed: " + failure[0]);
                 return 1;
             }
         }

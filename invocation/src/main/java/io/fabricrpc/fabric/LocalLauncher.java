@@ -371,17 +371,20 @@ public final class LocalLauncher implements AutoCloseable {
     }
 
     /**
-     * The flags this JVM was started with that child JVMs of the same program need too: module and native-access
-     * flags ({@code --add-*}, {@code --enable-native-access}, {@code --sun-misc-*}), the JIT tier limit
-     * ({@code -XX:TieredStopAtLevel}, which an emulated machine may need to keep C2 away from its JIT bugs) and the
-     * JIT directives ({@code -XX:CompileCommand}, in their order: {@code quiet} must come first), e.g. the root pom's
-     * inlining of the fabric's call entry points.
+     * Prefixes of the flags this JVM was started with that child JVMs of the same program need too: module and
+     * native-access flags, the JIT tier limit ({@code -XX:TieredStopAtLevel}, which an emulated machine may need to
+     * keep C2 away from its JIT bugs), the tier-2 guard ({@code -XX:Tier3DelayOn}) and the JIT directives
+     * ({@code -XX:CompileCommand}, kept in order: {@code quiet} must come first); the root pom's fabricrpc.jvm.flags
+     * explains the last two.
      */
+    private static final java.util.List<String> INHERITED_FLAG_PREFIXES = java.util.List.of("--add-",
+            "--enable-native-access", "--sun-misc", "-XX:TieredStopAtLevel=", "-XX:Tier3DelayOn=",
+            "-XX:CompileCommand=");
+
+    /** This JVM's flags that start with one of {@link #INHERITED_FLAG_PREFIXES}, in their order. */
     public static java.util.List<String> inheritedJvmFlags() {
         return java.lang.management.ManagementFactory.getRuntimeMXBean().getInputArguments().stream()
-                .filter(a -> a.startsWith("--add-") || a.startsWith("--enable-native-access") || a.startsWith("--sun-misc")
-                        || a.startsWith("-XX:TieredStopAtLevel=") || a.startsWith("-XX:Tier3DelayOn=")
-                        || a.startsWith("-XX:CompileCommand="))
+                .filter(a -> INHERITED_FLAG_PREFIXES.stream().anyMatch(a::startsWith))
                 .toList();
     }
 

@@ -18,6 +18,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 class JitDirectivesTest {
     private static final String COMMAND = "-XX:CompileCommand=";
     private static final String INLINE = COMMAND + "inline,";
+    private static final String TIER3_DELAY = "-XX:Tier3DelayOn=";
 
     @Test
     void everyInlineDirectiveNamesAnExistingMethodAndQuietComesFirst() throws Exception {
@@ -41,9 +42,9 @@ class JitDirectivesTest {
     @Test
     void ranksCompileAtTier3WhileC2IsBusy() {
         List<String> flags = ManagementFactory.getRuntimeMXBean().getInputArguments();
-        List<String> delay = flags.stream().filter(a -> a.startsWith("-XX:Tier3DelayOn=")).toList();
+        List<String> delay = flags.stream().filter(a -> a.startsWith(TIER3_DELAY)).toList();
         assertEquals(1, delay.size(), "one Tier3DelayOn in this JVM's flags " + flags);
-        assertTrue(Long.parseLong(delay.getFirst().substring("-XX:Tier3DelayOn=".length())) >= 100_000, delay.getFirst());
+        assertTrue(Long.parseLong(delay.getFirst().substring(TIER3_DELAY.length())) >= 100_000, delay.getFirst());
         assertTrue(LocalLauncher.inheritedJvmFlags().containsAll(delay), "ranks get " + delay);
     }
 }

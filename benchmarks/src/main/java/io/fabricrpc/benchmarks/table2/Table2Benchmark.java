@@ -261,10 +261,8 @@ public final class Table2Benchmark implements Callable<Integer> {
                 job.awaitAll(bound);
             } catch (LocalLauncher.LaunchException e) {
                 // The ranks' own "failed:" lines, which the report's last lines miss behind stack traces.
-                List<String> failures = new ArrayList<>();
-                for (int rank = 0; rank < 2; rank++) {
-                    job.process(rank).output().stream().filter(line -> line.contains(" failed: ")).forEach(failures::add);
-                }
+                List<String> failures = job.processes().stream().flatMap(p -> p.output().stream())
+                        .filter(line -> line.contains(" failed: ")).toList();
                 throw failures.isEmpty() ? e : new LocalLauncher.LaunchException(e.getMessage()
                         + "what the ranks reported:\n" + String.join("\n", failures));
             } finally {

@@ -113,9 +113,9 @@ public final class Table2Rank implements Callable<Integer> {
             UnsafeBuffer control = new UnsafeBuffer(shared.buffer(), 0, CONTROL_LENGTH);
             UnsafeBuffer ring = new UnsafeBuffer(shared.buffer(), RING_OFFSET, ringLength(ringCapacity));
             Throwable[] failure = new Throwable[1];
-            List<Column> built = new ArrayList<>();
             Thread worker = Thread.ofPlatform().name("table2-" + (fabric.rank() == 0 ? "sender" : "receiver"))
                     .start(() -> {
+                        List<Column> built = new ArrayList<>();
                         try {
                             fabric.attach(0);
                             ThreadId peer = new ThreadId(1 - fabric.rank(), 0);

@@ -35,6 +35,18 @@ import java.util.concurrent.Callable;
 @Command(name = "table2", mixinStandardHelpOptions = true, sortOptions = false,
         description = "Seriema Table 2 on shared memory: call throughput per column and payload size.")
 public final class Table2Benchmark implements Callable<Integer> {
+    /**
+     * Every column gets the same memory per stream, so that none wins by buffering longer stalls of the other side
+     * (on these machines a vCPU can stall for milliseconds): shm defaults to what an Aeron user runs, Aeron's IPC
+     * window at its default term (half of 64 MiB).
+     */
+    static final int DEFAULT_SHM_MEMORY_PER_STREAM = AeronIpcColumn.DEFAULT_TERM_LENGTH / 2;
+    /** rdma has no Aeron column: the library's default messenger. */
+    static final int DEFAULT_RDMA_MEMORY_PER_STREAM =
+            MessengerConfig.defaults().cMax() * MessengerConfig.defaults().chunkSize();
+    static final int MIN_MEMORY_PER_STREAM = AeronIpcColumn.MIN_TERM_LENGTH / 2;
+    static final int MAX_MEMORY_PER_STREAM = AeronIpcColumn.MAX_TERM_LENGTH / 2;
+
     @Option(names = "--rounds", defaultValue = "5", description = "Measured rounds (default ${DEFAULT-VALUE}).")
     int rounds;
     @Option(names = "--seconds", defaultValue = "1", description = "Seconds of sending per column, size and round (default ${DEFAULT-VALUE}).")
@@ -50,17 +62,23 @@ public final class Table2Benchmark implements Callable<Integer> {
     List<String> columns;
     @Option(names = "--pin", defaultValue = "auto", description = "SENDER_CPU,RECEIVER_CPU for the two measuring threads, none, or auto (0,1 with two CPUs or more; default ${DEFAULT-VALUE}).")
     String pin;
-    @Option(names = "--chunk-size", defaultValue = "65536", description = "Messenger chunk size in bytes (default ${DEFAULT-VALUE}).")
+    @Option(names = "--memory-per-stream", defaultValue = "0", description = "Bytes each sender-receiver stream may"
+            + " fill before the sender waits, the same for every column: the messenger's cMax x chunk-size, the raw"
+            + " ring's capacity, Aeron's IPC window (half a term). A power of two (default 0: under shm, Aeron's own"
+            + " IPC window, 32 MiB; under rdma, the library's default messenger, 16 x 64 KiB).")
+    int memoryPerStream;
+    @Option(names = "--chunk-size", defaultValue = "0", description = "Messenger chunk size in bytes (default 0:"
+            + " --memory-per-stream / cmax).")
     int chunkSize;
     @Option(names = "--c", defaultValue = "2", description = "Messenger chunks per allocation (default ${DEFAULT-VALUE}).")
     int c;
     @Option(names = "--cmax", defaultValue = "16", description = "Messenger maximum chunks (default ${DEFAULT-VALUE}).")
     int cMax;
-    @Option(names = "--ring-capacity", defaultValue = "0", description = "raw ring capacity in bytes, a power of two (default 0: cmax x chunk-size rounded up to a power of two, the messenger's memory).")
+    @Option(names = "--ring-capacity", defaultValue = "0", description = "raw ring capacity in bytes, a power of two (default 0: --memory-per-stream).")
     int ringCapacity;
     @Option(names = "--aeron-term-length", defaultValue = "0", description = "aeron-ipc term length in bytes, a power of"
-            + " two from 65536 (default 0: Aeron's own IPC default, 64 MiB; with the raw ring's 1 MiB, Aeron ran at"
-            + " 0.6x of it, waiting for its driver to move the window).")
+            + " two from 65536 (default 0: 2 x --memory-per-stream, so that Aeron's window, half a term, is the"
+            + " stream's memory; under shm by default that is Aeron's own IPC default, 64 MiB).")
     int aeronTermLength;
     @Option(names = "--timeout-ms", defaultValue = "60000", description = "Longest wait for the other rank (default ${DEFAULT-VALUE}).")
     long timeoutMillis;
@@ -380,20 +398,30 @@ public final class Table2Benchmark implements Callable<Integer> {
         if (!(warmup >= 0 && warmup <= 60)) {
             problems.add("--warmup must be in [0, 60], got " + warmup);
         }
+        if (memoryPerStream == 0) {
+            memoryPerStream = transport.equals("rdma") ? DEFAULT_RDMA_MEMORY_PER_STREAM : DEFAULT_SHM_MEMORY_PER_STREAM;
+        }
+        if (memoryPerStream < MIN_MEMORY_PER_STREAM || memoryPerStream > MAX_MEMORY_PER_STREAM
+                || Integer.bitCount(memoryPerStream) != 1) {
+            problems.add("--memory-per-stream must be a power of two in [" + MIN_MEMORY_PER_STREAM + ", "
+                    + MAX_MEMORY_PER_STREAM + "], got " + memoryPerStream);
+        }
+        if (chunkSize == 0 && cMax > 0) {
+            chunkSize = memoryPerStream / cMax;
+        }
         try {
-            MessengerConfig messenger = Table2Rank.messengerConfig(chunkSize, c, cMax);
-            if (ringCapacity == 0) {
-                long memory = (long) messenger.cMax() * messenger.chunkSize();
-                ringCapacity = (int) Math.min(1 << 30, Long.highestOneBit(memory - 1) << 1);
-            }
+            Table2Rank.messengerConfig(chunkSize, c, cMax);
         } catch (IllegalArgumentException e) {
             problems.add("messenger settings: " + e.getMessage());
+        }
+        if (ringCapacity == 0) {
+            ringCapacity = memoryPerStream;
         }
         if (ringCapacity < 4096 || Integer.bitCount(ringCapacity) != 1) {
             problems.add("--ring-capacity must be a power of two >= 4096, got " + ringCapacity);
         }
         if (aeronTermLength == 0) {
-            aeronTermLength = AeronIpcColumn.DEFAULT_TERM_LENGTH;
+            aeronTermLength = 2 * memoryPerStream;
         }
         if (aeronTermLength < AeronIpcColumn.MIN_TERM_LENGTH || aeronTermLength > AeronIpcColumn.MAX_TERM_LENGTH
                 || Integer.bitCount(aeronTermLength) != 1) {
@@ -461,7 +489,12 @@ public final class Table2Benchmark implements Callable<Integer> {
 
     private String memory(int capacity) {
         long messenger = (long) cMax * chunkSize;
-        return String.format(Locale.ROOT, "- Per messenger (one sender thread to one destination thread, `write`): at"
+        return String.format(Locale.ROOT, "- Memory per stream (`--memory-per-stream`): **%d KiB**, what the"
+                        + " sender may write ahead of the receiver before it waits, in every column that streams: a"
+                        + " messenger's chunks, the raw ring, Aeron's window. On these machines a vCPU can stall for"
+                        + " milliseconds; a stream with more memory rides out longer stalls, so unequal budgets would"
+                        + " measure the budgets.%n"
+                        + "- Per messenger (one sender thread to one destination thread, `write`): at"
                         + " most cMax x chunkSize = %d x %d B = **%d KiB** of chunks at the receiver (allocated %d at a"
                         + " time on demand), plus one %d KiB staging chunk at the sender.%n"
                         + "- `send`: no per-pair memory; each worker has a fixed 1 MiB queue the service thread routes"
@@ -476,10 +509,10 @@ public final class Table2Benchmark implements Callable<Integer> {
                                         + " as one WRITE")
                         + " (`AggregationConfig.traditional()`); `ovfl` sends directly while the chunks have"
                         + " room and keeps what exceeds in a region of at most 16 MiB (`AggregationConfig.overflow()`).%n"
-                        + "- `raw`: one ring of %d KiB (+ %d B trailer), the same budget as one messenger.%n"
+                        + "- `raw`: one ring of %d KiB (+ %d B trailer).%n"
                         + "- `aeron-ipc`: a log of 3 terms of %d KiB (Aeron's IPC window: half a term), plus the"
                         + " driver's own files.",
-                cMax, chunkSize, messenger / 1024, c, chunkSize / 1024, capacity / 1024,
+                memoryPerStream / 1024, cMax, chunkSize, messenger / 1024, c, chunkSize / 1024, capacity / 1024,
                 org.agrona.concurrent.ringbuffer.RingBufferDescriptor.TRAILER_LENGTH, aeronTermLength / 1024);
     }
 

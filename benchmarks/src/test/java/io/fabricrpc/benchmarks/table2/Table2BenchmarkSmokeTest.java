@@ -24,8 +24,8 @@ class Table2BenchmarkSmokeTest {
         Path output = dir.resolve("table2-smoke.md");
         Table2Benchmark benchmark = new Table2Benchmark();
         int exit = Table2Benchmark.commandLine(benchmark).execute("--rounds", "1", "--seconds", "0.05", "--slice", "0.05",
-                "--warmup", "0", "--pin", "none", "--chunk-size", "16384", "--cmax", "4", "--timeout-ms", "20000",
-                "--output", output.toString(), "--note", "smoke test", "--quiet", "--shm-dir", dir.toString(), "--aeron-term-length", "65536");
+                "--warmup", "0", "--pin", "none", "--memory-per-stream", "65536", "--cmax", "4", "--timeout-ms", "20000",
+                "--output", output.toString(), "--note", "smoke test", "--quiet", "--shm-dir", dir.toString());
         assertEquals(0, exit, "exit code");
         try (var left = Files.walk(dir)) {
             List<Path> aeron = left.filter(p -> p.getFileName().toString().endsWith(".aeron")).toList();
@@ -51,6 +51,10 @@ class Table2BenchmarkSmokeTest {
         String markdown = Files.readString(output);
         assertTrue(markdown.contains("## Machine") && markdown.contains("| 256 |") && markdown.contains("write/raw")
                 && markdown.contains("smoke test") && markdown.contains("table2-smoke.png"), markdown);
+        // One budget for every stream: 4 chunks of 16 KiB, a 64 KiB ring, Aeron terms of 128 KiB (window: half).
+        assertTrue(markdown.contains("Memory per stream (`--memory-per-stream`): **64 KiB**")
+                && markdown.contains("4 x 16384 B") && markdown.contains("one ring of 64 KiB")
+                && markdown.contains("3 terms of 128 KiB"), markdown);
         BufferedImage chart = ImageIO.read(dir.resolve("table2-smoke.png").toFile());
         assertNotNull(chart, "the PNG decodes");
         assertTrue(chart.getWidth() > 100 && chart.getHeight() > 100);
@@ -62,7 +66,7 @@ class Table2BenchmarkSmokeTest {
         Path output = dir.resolve("table2-maxraw.md");
         Table2Benchmark benchmark = new Table2Benchmark();
         int exit = Table2Benchmark.commandLine(benchmark).execute("--rounds", "2", "--seconds", "0.05", "--slice", "0.05",
-                "--warmup", "0", "--pin", "none", "--chunk-size", "16384", "--cmax", "4", "--timeout-ms", "20000",
+                "--warmup", "0", "--pin", "none", "--memory-per-stream", "65536", "--cmax", "4", "--timeout-ms", "20000",
                 "--columns", "write,max-raw", "--output", output.toString(), "--quiet");
         assertEquals(0, exit, "exit code");
         Table2Report report = benchmark.report();
@@ -91,5 +95,7 @@ class Table2BenchmarkSmokeTest {
         String md = dir.resolve("x.md").toString();
         assertEquals(2, Table2Benchmark.commandLine(new Table2Benchmark()).execute("--sizes", "8,32", "--output", md));
         assertEquals(2, Table2Benchmark.commandLine(new Table2Benchmark()).execute("--columns", "write,nope", "--output", md));
+        assertEquals(2, Table2Benchmark.commandLine(new Table2Benchmark()).execute("--memory-per-stream", "100000",
+                "--output", md), "not a power of two");
     }
 }

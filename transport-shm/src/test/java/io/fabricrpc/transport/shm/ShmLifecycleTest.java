@@ -63,6 +63,31 @@ class ShmLifecycleTest {
         assertEquals(List.of(), files(dir()));
     }
 
+    /**
+     * Every segment the codec writes or reads is of one class (arena memory, mapped files, peers' windows), so the
+     * JIT's profile of each segment access stays monomorphic; and a mapped segment still dies with its transport.
+     */
+    @Test
+    void segmentsArePlainNativeAndCloseWithTheirTransport() {
+        Class<?> plain = java.lang.foreign.Arena.ofAuto().allocate(8).getClass();
+        java.lang.foreign.MemorySegment region;
+        java.lang.foreign.MemorySegment window;
+        try (ShmTransport owner = open(10_000); ShmTransport peer = open(10_000)) {
+            LocalRegion shared = owner.allocate(4096, RemoteAccess.WRITE);
+            LocalRegion staging = owner.allocate(4096, RemoteAccess.NONE);
+            region = shared.segment();
+            window = peer.connect(owner.address()).directWindow(shared.remote());
+            assertEquals(plain, region.getClass(), "a shared region");
+            assertEquals(plain, staging.segment().getClass(), "a private region");
+            assertEquals(plain, window.getClass(), "a peer's window");
+            window.set(java.lang.foreign.ValueLayout.JAVA_LONG, 64, 42L);
+            assertEquals(42L, region.get(java.lang.foreign.ValueLayout.JAVA_LONG, 64), "the same memory");
+        }
+        assertFalse(region.scope().isAlive(), "unmapped with the transport");
+        assertThrows(IllegalStateException.class, () -> region.get(java.lang.foreign.ValueLayout.JAVA_LONG, 0));
+        assertThrows(IllegalStateException.class, () -> window.get(java.lang.foreign.ValueLayout.JAVA_LONG, 0));
+    }
+
     @Test
     void aDirectoryOthersCanEnterIsRefused() throws Exception {
         Files.createDirectory(dir(), PosixFilePermissions.asFileAttribute(PosixFilePermissions.fromString("rwxr-xr-x")));

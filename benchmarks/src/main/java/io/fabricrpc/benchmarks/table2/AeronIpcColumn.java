@@ -27,9 +27,8 @@ import java.util.concurrent.TimeUnit;
  * ({@link ThreadingMode#SHARED}: one driver thread, waiting with the messengers' back-off when idle) in a
  * directory of its own next to the run's shared file, and both ranks connect to it. The driver's conductor moves
  * the publisher's limit as the subscriber advances, so during a measurement it is a third busy thread on the
- * machine. The term length is Aeron's IPC default (64 MiB; {@code --aeron-term-length}), the window half a term,
- * as Aeron sets it. With terms of the raw ring's 1 MiB, the publisher kept waiting for the driver to move its
- * limit, and Aeron ran at about 0.6x of the raw ring.
+ * machine. The term is twice the run's memory per stream, so that Aeron's window (half a term, as Aeron sets it)
+ * is what every other column gets; under shm by default that is Aeron's own IPC default, 64 MiB terms.
  */
 final class AeronIpcColumn implements Column {
     static final String NAME = "aeron-ipc";

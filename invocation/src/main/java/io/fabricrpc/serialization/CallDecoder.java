@@ -89,6 +89,8 @@ public final class CallDecoder {
      */
     public long invoke(MemorySegment segment, long offset, long limit, Object argument) {
         CallEncoder.checkRange(segment, offset, limit);
+        assert CallEncoder.isPlainNative(segment) : "calls are decoded from plain native segments only, got "
+                + segment.getClass().getName() + " " + segment;
         lastResult = null;
         ReceiverFunction fast = fastFunction;
         if (fast != null && limit - offset >= Math.max(Integer.BYTES, fastLength)

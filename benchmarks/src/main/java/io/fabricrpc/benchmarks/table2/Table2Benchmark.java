@@ -349,7 +349,8 @@ public final class Table2Benchmark implements Callable<Integer> {
         return md.toString();
     }
 
-    private void validate() {
+    /** Checks the options and fills in the defaults derived from them; a ParameterException names every problem. */
+    void validate() {
         List<String> problems = new ArrayList<>();
         if (!transport.equals("shm") && !transport.equals("rdma")) {
             problems.add("--transport must be shm or rdma, got '" + transport + "'");
@@ -407,7 +408,7 @@ public final class Table2Benchmark implements Callable<Integer> {
                     + MAX_MEMORY_PER_STREAM + "], got " + memoryPerStream);
         }
         if (chunkSize == 0 && cMax > 0) {
-            chunkSize = memoryPerStream / cMax;
+            chunkSize = memoryPerStream / cMax & -64; // chunks are multiples of 64 bytes
         }
         try {
             Table2Rank.messengerConfig(chunkSize, c, cMax);

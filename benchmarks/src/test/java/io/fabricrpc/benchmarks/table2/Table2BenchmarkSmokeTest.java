@@ -97,5 +97,11 @@ class Table2BenchmarkSmokeTest {
         assertEquals(2, Table2Benchmark.commandLine(new Table2Benchmark()).execute("--columns", "write,nope", "--output", md));
         assertEquals(2, Table2Benchmark.commandLine(new Table2Benchmark()).execute("--memory-per-stream", "100000",
                 "--output", md), "not a power of two");
+        Table2Benchmark tenChunks = new Table2Benchmark();
+        Table2Benchmark.commandLine(tenChunks).parseArgs("--memory-per-stream", "1048576", "--cmax", "10", "--output", md);
+        tenChunks.validate();
+        assertEquals(104832, tenChunks.chunkSize, "1 MiB / 10, rounded down to a multiple of 64");
+        assertEquals(1048576, tenChunks.ringCapacity);
+        assertEquals(2097152, tenChunks.aeronTermLength);
     }
 }

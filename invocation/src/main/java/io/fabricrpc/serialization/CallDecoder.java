@@ -1,5 +1,7 @@
 package io.fabricrpc.serialization;
 
+import io.fabricrpc.transport.LocalRegion;
+
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
 import java.lang.reflect.UndeclaredThrowableException;
@@ -89,7 +91,7 @@ public final class CallDecoder {
      */
     public long invoke(MemorySegment segment, long offset, long limit, Object argument) {
         CallEncoder.checkRange(segment, offset, limit);
-        assert CallEncoder.isPlainNative(segment) : "calls are decoded from plain native segments only, got "
+        assert LocalRegion.isPlainNative(segment) : "calls are decoded from plain native segments only, got "
                 + segment.getClass().getName() + " " + segment;
         lastResult = null;
         ReceiverFunction fast = fastFunction;

@@ -2,6 +2,7 @@ package io.fabricrpc.serialization;
 
 import com.esotericsoftware.kryo.KryoException;
 import com.esotericsoftware.kryo.io.KryoBufferOverflowException;
+import io.fabricrpc.transport.LocalRegion;
 
 import java.io.Serializable;
 import java.lang.foreign.MemorySegment;
@@ -82,7 +83,7 @@ public final class CallEncoder {
         // Every caller encodes into plain native memory: one heap segment makes the shared capture writers' segment
         // access polymorphic, and all call paths of the process take the slow path (a 3x loss, measured); a mapped
         // segment next to arena memory made them bimorphic (send and trad beside write: 1.4x to 2x, measured).
-        assert isPlainNative(segment) : "calls are encoded into plain native segments only, got "
+        assert LocalRegion.isPlainNative(segment) : "calls are encoded into plain native segments only, got "
                 + segment.getClass().getName() + " " + segment;
         if (function.getClass() == fastType) {
             if (fastLength > limit - offset) {
@@ -101,13 +102,6 @@ public final class CallEncoder {
         }
         return encodeGeneral(function, segment, offset, limit);
     }
-
-    /** The one segment class the codec's hot code should see (arena memory; transports reinterpret mappings). */
-    static boolean isPlainNative(MemorySegment segment) {
-        return segment.getClass() == PLAIN_NATIVE;
-    }
-
-    private static final Class<?> PLAIN_NATIVE = java.lang.foreign.Arena.global().allocate(1).getClass();
 
     private int encodeGeneral(Serializable function, MemorySegment segment, long offset, long limit) {
         SenderFunction sender = SenderFunction.of(function);

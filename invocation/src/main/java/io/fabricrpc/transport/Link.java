@@ -150,6 +150,7 @@ public interface Link {
      * writer can serialize straight into it instead of into a source region first; {@code null} otherwise (RDMA).
      * Stores into the window follow the rules of {@link #writePublished}: plain stores of the bytes, then a release
      * store of the 4-byte header that publishes them. Checks the region once, here; the caller keeps to its bounds.
+     * The window is {@linkplain LocalRegion#isPlainNative plain native}.
      *
      * @throws TransportException if the region is not the peer's or does not allow writes
      */

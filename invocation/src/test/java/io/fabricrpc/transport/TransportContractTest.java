@@ -41,6 +41,18 @@ public abstract class TransportContractTest {
         a.close();
     }
 
+    /** LocalRegion's class doc: one segment class for every segment a transport hands out. */
+    @Test
+    void regionsAndWindowsArePlainNativeSegments() {
+        try (LocalRegion shared = b.allocate(4096, RemoteAccess.WRITE);
+             LocalRegion local = a.allocate(4096, RemoteAccess.NONE)) {
+            assertTrue(LocalRegion.isPlainNative(shared.segment()), shared.segment().getClass().getName());
+            assertTrue(LocalRegion.isPlainNative(local.segment()), local.segment().getClass().getName());
+            MemorySegment window = a.connect(b.address()).directWindow(shared.remote());
+            assertTrue(window == null || LocalRegion.isPlainNative(window), () -> window.getClass().getName());
+        }
+    }
+
     @Test
     void writeThenFlagIsSeenInIssueOrder() throws Exception {
         try (LocalRegion target = b.allocate(4096, RemoteAccess.WRITE);

@@ -5,6 +5,7 @@ import io.fabricrpc.messaging.RecordChannel;
 import io.fabricrpc.messaging.ReceivingThread;
 import io.fabricrpc.messaging.RecordWriter;
 import io.fabricrpc.serialization.CallEncoder;
+import io.fabricrpc.serialization.CapturedCall;
 import io.fabricrpc.transport.LocalRegion;
 
 import java.io.Serializable;
@@ -194,7 +195,8 @@ final class ThreadContext {
      */
     static final class CallWriter implements RecordWriter {
         CallEncoder encoder;
-        Serializable function;
+        /** The call's function, taken apart when the call is made: the lambda itself is not kept (CapturedCall). */
+        final CapturedCall call = new CapturedCall();
         final MemorySegment header = MemorySegment.ofArray(new byte[64]);
         int headerLength;
         MemorySegment trailer;
@@ -202,8 +204,8 @@ final class ThreadContext {
         long trailerLength;
 
         void prepare(CallEncoder encoder, Serializable function) {
+            call.capture(function);
             this.encoder = encoder;
-            this.function = function;
             this.headerLength = 0;
             this.trailer = null;
             this.trailerLength = 0;
@@ -213,7 +215,7 @@ final class ThreadContext {
         public long write(MemorySegment target, long offset, long room) {
             if ((headerLength | trailerLength) == 0) {
                 // A plain call: kept apart from the copies below so that this stays small enough to inline.
-                int encoded = room > 0 ? encoder.encode(function, target, offset, offset + room) : -1;
+                int encoded = room > 0 ? encoder.encode(call, target, offset, offset + room) : -1;
                 return encoded < 0 ? -1 : encoded;
             }
             return writeWithHeaderOrTrailer(target, offset, room);
@@ -224,7 +226,7 @@ final class ThreadContext {
             if (room <= 0) {
                 return -1;
             }
-            int encoded = encoder.encode(function, target, offset + headerLength, offset + headerLength + room);
+            int encoded = encoder.encode(call, target, offset + headerLength, offset + headerLength + room);
             if (encoded < 0) {
                 return -1;
             }

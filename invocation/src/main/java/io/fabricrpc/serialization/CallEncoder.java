@@ -38,12 +38,13 @@ public final class CallEncoder {
     private int[] idPlusOneByIndex = NO_IDS;
     private int nextId;
     private Object[] objects = new Object[4];
+    /** Takes calls apart for {@link #encode(Serializable, MemorySegment, long, long)}; created on first use. */
+    private CapturedCall ownCall;
     /*
-     * The last function class this encoder wrote as a primitives-only call with an id: its record is a constant
-     * prefix (tag and body-length varints) followed by the raw captures, so a repeat call of it skips the class
-     * lookup and the size computations. A per-encoder monomorphic cache, as senders mostly repeat one function.
+     * The last function this encoder wrote as a primitives-only call with an id: its record is a constant prefix
+     * (tag and body-length varints) followed by the raw captures, so a repeat call of it skips the id lookup and the
+     * size computations. A per-encoder monomorphic cache, as senders mostly repeat one function.
      */
-    private Class<?> fastType;
     private SenderFunction fastSender;
     private long fastPrefix; // prefix bytes, first byte lowest
     private int fastPrefixSize;
@@ -79,40 +80,74 @@ public final class CallEncoder {
      */
     public int encode(Serializable function, MemorySegment segment, long offset, long limit) {
         Objects.requireNonNull(function, "function");
+        CapturedCall call = ownCall;
+        if (call == null) {
+            call = new CapturedCall();
+            ownCall = call;
+        }
+        call.capture(function);
+        try {
+            return encode(call, segment, offset, limit);
+        } finally {
+            call.clear();
+        }
+    }
+
+    /**
+     * Encodes one call, taken apart beforehand by {@link CapturedCall#capture}, into {@code segment[offset, limit)};
+     * the same record, results and failures as {@link #encode(Serializable, MemorySegment, long, long)}. The call
+     * may be encoded again (e.g. into a fresh chunk) after a {@link #DOES_NOT_FIT}.
+     */
+    public int encode(CapturedCall call, MemorySegment segment, long offset, long limit) {
         checkRange(segment, offset, limit);
         // Every caller encodes into plain native memory: one heap segment makes the shared capture writers' segment
         // access polymorphic, and all call paths of the process take the slow path (a 3x loss, measured); a mapped
         // segment next to arena memory made them bimorphic (send and trad beside write: 1.4x to 2x, measured).
         assert LocalRegion.isPlainNative(segment) : "calls are encoded into plain native segments only, got "
                 + segment.getClass().getName() + " " + segment;
-        if (function.getClass() == fastType) {
+        SenderFunction sender = call.sender;
+        if (sender == null) {
+            throw new IllegalStateException("link " + link + ": no captured call to encode");
+        }
+        if (sender == fastSender) {
             if (fastLength > limit - offset) {
                 return DOES_NOT_FIT;
             }
             if (fastLength >= Long.BYTES) {
-                // One store for the whole prefix; the captures, written next, overwrite the bytes past it.
+                // One store for the whole prefix; the captures, copied next, overwrite the bytes past it.
                 segment.set(CallRecordDescriptor.LONG, offset, fastPrefix);
             } else {
                 for (int i = 0; i < fastPrefixSize; i++) {
                     segment.set(CallRecordDescriptor.BYTE, offset + i, (byte) (fastPrefix >>> (i << 3)));
                 }
             }
-            fastSender.primitiveWriter.write(function, segment, offset + fastPrefixSize);
+            copyCaptures(call.captures, segment, offset + fastPrefixSize, fastLength - fastPrefixSize);
             return fastLength;
         }
-        return encodeGeneral(function, segment, offset, limit);
+        return encodeGeneral(call, sender, segment, offset, limit);
     }
 
-    private int encodeGeneral(Serializable function, MemorySegment segment, long offset, long limit) {
-        SenderFunction sender = SenderFunction.of(function);
-        int index = sender.index;
+    /** Copies {@code bytes} of captures; whole longs one by one up to a line, where a bulk copy costs more. */
+    private static void copyCaptures(byte[] captures, MemorySegment segment, long at, int bytes) {
+        if (bytes <= 64 && (bytes & 7) == 0) {
+            for (int i = 0; i < bytes; i += Long.BYTES) {
+                segment.set(CallRecordDescriptor.LONG, at + i, (long) CaptureAccessors.LONGS.get(captures, i));
+            }
+        } else {
+            MemorySegment.copy(captures, 0, segment, CallRecordDescriptor.BYTE, at, bytes);
+        }
+    }
+
+    private int encodeGeneral(CapturedCall call, SenderFunction sender, MemorySegment segment, long offset,
+                              long limit) {
+        int index = sender.index();
         int id = index < idPlusOneByIndex.length ? idPlusOneByIndex[index] - 1 : -1;
         boolean define = id < 0;
         if (define) {
-            if (!registry.isCapturingClassAllowed(sender.capturingClassName)) {
+            if (!registry.isCapturingClassAllowed(sender.capturingClassName())) {
                 throw new FunctionNotAllowedException("link " + link + ": capturing class "
-                        + sender.capturingClassName + " is not allowed by the serialization registry",
-                        sender.capturingClassName, offset, limit, -1, null);
+                        + sender.capturingClassName() + " is not allowed by the serialization registry",
+                        sender.capturingClassName(), offset, limit, -1, null);
             }
             if (nextId >= CallRecordDescriptor.MAX_FUNCTIONS_PER_LINK) {
                 throw new SerializationException("link " + link + " already uses "
@@ -120,14 +155,14 @@ public final class CallEncoder {
             }
             id = nextId;
         }
-        int objectCount = sender.objectGetters.length;
+        int objectCount = sender.objectGetters().length;
         if (objectCount > 0) {
-            readObjectCaptures(function, sender);
+            readObjectCaptures(call.function, sender);
         }
         try {
             int tag = id << CallRecordDescriptor.FUNCTION_ID_SHIFT | (define ? CallRecordDescriptor.DEFINITION_FLAG : 0);
             int tagSize = CallRecordDescriptor.varIntSize(tag);
-            long fixedBody = (define ? sender.definitionBytes.length : 0) + sender.primitiveBytes;
+            long fixedBody = (define ? sender.definitionBytes().length : 0) + sender.primitiveBytes();
             // Object captures have unknown size: reserve a 2-byte length, move the body if that guess was wrong.
             int reserved = objectCount == 0 ? CallRecordDescriptor.varIntSize(fixedBody)
                     : Math.max(2, CallRecordDescriptor.varIntSize(fixedBody));
@@ -137,12 +172,12 @@ public final class CallEncoder {
             }
             long position = bodyStart;
             if (define) {
-                MemorySegment.copy(sender.definitionBytes, 0, segment, CallRecordDescriptor.BYTE, position,
-                        sender.definitionBytes.length);
-                position += sender.definitionBytes.length;
+                MemorySegment.copy(sender.definitionBytes(), 0, segment, CallRecordDescriptor.BYTE, position,
+                        sender.definitionBytes().length);
+                position += sender.definitionBytes().length;
             }
-            sender.primitiveWriter.write(function, segment, position);
-            position += sender.primitiveBytes;
+            copyCaptures(call.captures, segment, position, sender.primitiveBytes());
+            position += sender.primitiveBytes();
             if (objectCount > 0) {
                 position = writeObjectCaptures(sender, segment, position, limit);
                 if (position < 0) {
@@ -167,14 +202,14 @@ public final class CallEncoder {
             if (define) {
                 commitId(index, id);
             } else if (objectCount == 0 && tagSize + lengthSize <= Long.BYTES) {
-                rememberFast(function.getClass(), sender, segment, offset, tagSize + lengthSize, position - offset);
+                rememberFast(sender, segment, offset, tagSize + lengthSize, position - offset);
             }
             return (int) (position - offset);
         } catch (RuntimeException | Error e) {
             throw e;
         } catch (Throwable e) {
-            throw new SerializationException("link " + link + ": cannot encode " + sender.definition.implMethodName()
-                    + " of " + sender.capturingClassName, e);
+            throw new SerializationException("link " + link + ": cannot encode " + sender.definition().implMethodName()
+                    + " of " + sender.capturingClassName(), e);
         } finally {
             if (objectCount > 0) {
                 Arrays.fill(objects, 0, objectCount, null);
@@ -186,11 +221,11 @@ public final class CallEncoder {
     public void reset() {
         Arrays.fill(idPlusOneByIndex, 0);
         nextId = 0;
-        fastType = null;
+        fastSender = null;
     }
 
     /** Takes the prefix just written at {@code offset} as the constant prefix of every later call of {@code type}. */
-    private void rememberFast(Class<?> type, SenderFunction sender, MemorySegment segment, long offset, int prefixSize,
+    private void rememberFast(SenderFunction sender, MemorySegment segment, long offset, int prefixSize,
                               long length) {
         long prefix = 0;
         for (int i = 0; i < prefixSize; i++) {
@@ -200,7 +235,6 @@ public final class CallEncoder {
         fastPrefixSize = prefixSize;
         fastLength = (int) length;
         fastSender = sender;
-        fastType = type;
     }
 
     /** Number of distinct functions that have been given an id on this link. */
@@ -223,18 +257,18 @@ public final class CallEncoder {
 
     /** Reads the object captures and checks their classes are registered, before anything is written. */
     private void readObjectCaptures(Serializable function, SenderFunction sender) {
-        int count = sender.objectGetters.length;
+        int count = sender.objectGetters().length;
         if (objects.length < count) {
             objects = new Object[count];
         }
         try {
             for (int i = 0; i < count; i++) {
-                objects[i] = (Object) sender.objectGetters[i].invokeExact((Object) function);
+                objects[i] = (Object) sender.objectGetters()[i].invokeExact((Object) function);
             }
         } catch (RuntimeException | Error e) {
             throw e;
         } catch (Throwable e) {
-            throw new IllegalStateException("cannot read captures of a lambda in " + sender.capturingClassName, e);
+            throw new IllegalStateException("cannot read captures of a lambda in " + sender.capturingClassName(), e);
         }
         for (int i = 0; i < count; i++) {
             Object value = objects[i];
@@ -245,7 +279,7 @@ public final class CallEncoder {
                     kryo.takeUnregistered();
                     Arrays.fill(objects, 0, count, null);
                     throw new UnregisteredClassException(value.getClass().getName(), "link " + link + ", "
-                            + sender.objectCaptureNames[i] + " of a lambda in " + sender.capturingClassName, e);
+                            + sender.objectCaptureNames()[i] + " of a lambda in " + sender.capturingClassName(), e);
                 }
             }
         }
@@ -255,7 +289,7 @@ public final class CallEncoder {
         output.bind(segment, position, limit);
         int i = 0;
         try {
-            for (; i < sender.objectGetters.length; i++) {
+            for (; i < sender.objectGetters().length; i++) {
                 kryo.writeClassAndObject(output, objects[i]);
             }
             return output.segmentPosition();
@@ -265,10 +299,10 @@ public final class CallEncoder {
             Class<?> unregistered = kryo.takeUnregistered();
             if (unregistered != null) {
                 throw new UnregisteredClassException(unregistered.getName(), "link " + link + ", reachable from "
-                        + sender.objectCaptureNames[i] + " of a lambda in " + sender.capturingClassName, e);
+                        + sender.objectCaptureNames()[i] + " of a lambda in " + sender.capturingClassName(), e);
             }
-            throw new SerializationException("link " + link + ": Kryo cannot write " + sender.objectCaptureNames[i]
-                    + " of a lambda in " + sender.capturingClassName + ": " + e.getMessage(), e);
+            throw new SerializationException("link " + link + ": Kryo cannot write " + sender.objectCaptureNames()[i]
+                    + " of a lambda in " + sender.capturingClassName() + ": " + e.getMessage(), e);
         } finally {
             kryo.reset();
             kryo.takeUnregistered();

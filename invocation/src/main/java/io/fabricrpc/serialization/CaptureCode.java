@@ -1,7 +1,9 @@
 package io.fabricrpc.serialization;
 
+import java.lang.classfile.ClassBuilder;
 import java.lang.classfile.ClassFile;
 import java.lang.classfile.CodeBuilder;
+import java.lang.classfile.Opcode;
 import java.lang.constant.ClassDesc;
 import java.lang.constant.ConstantDescs;
 import java.lang.constant.DynamicConstantDesc;
@@ -10,6 +12,7 @@ import java.lang.foreign.MemorySegment;
 import java.lang.invoke.MethodHandle;
 import java.lang.invoke.MethodHandles;
 import java.lang.invoke.MethodType;
+import java.lang.reflect.Field;
 import java.util.ArrayList;
 import java.util.Collections;
 import java.util.List;
@@ -25,11 +28,17 @@ import java.util.function.Consumer;
  * forms. Here the only handles are the capture getters and the implementation method, each loaded with {@code ldc}
  * from the class data: JIT constants, one level deep, so every call inlines into plain loads and stores.
  * (Hidden lambda classes cannot be named from bytecode, so their private fields are reached through getters.)
+ * It also generates the sender lookup ({@link #senderLookup}): lambda class to {@link SenderFunction}, as constants.
+ *
+ * <p>The generated classes are named {@code io.fabricrpc.serialization.Generated*}; the root pom's JIT directives
+ * force-inline the capture writers and the sender lookup ({@code GeneratedCaptureWriter*}, {@code
+ * GeneratedSenderFunction*}): inlined into the code that built the lambda, they are what lets escape analysis
+ * drop the lambda object.
  */
 final class CaptureCode {
-    /** Writes every primitive capture of {@code function} at {@code base}. */
+    /** Stores every primitive capture of {@code function} into {@code captures}, in record layout from 0. */
     interface CaptureWriter {
-        void write(Object function, MemorySegment segment, long base);
+        void write(Object function, byte[] captures);
     }
 
     /** Reads the captures at {@code base} (objects from {@code objects}) and runs the implementation method. */
@@ -40,36 +49,101 @@ final class CaptureCode {
     private static final MethodHandles.Lookup LOOKUP = MethodHandles.lookup();
     private static final ClassDesc METHOD_HANDLE = ClassDesc.of(MethodHandle.class.getName());
     private static final ClassDesc SEGMENT = ClassDesc.of(MemorySegment.class.getName());
-    /** The writer's type, and each capture's store: {@code (Object function, MemorySegment segment, long at)void}. */
-    private static final MethodType WRITER_TYPE =
-            MethodType.methodType(void.class, Object.class, MemorySegment.class, long.class);
+    /** The writer's type: {@code (Object function, byte[] captures)void}. */
+    private static final MethodType WRITER_TYPE = MethodType.methodType(void.class, Object.class, byte[].class);
     private static final MethodTypeDesc WRITER_DESC = WRITER_TYPE.describeConstable().orElseThrow();
+    /** A capture's copy: {@code (Object function, long field, byte[] captures, long at)void}. */
+    private static final MethodTypeDesc COPY_DESC = MethodTypeDesc.of(ConstantDescs.CD_void, ConstantDescs.CD_Object,
+            ConstantDescs.CD_long, ConstantDescs.CD_byte.arrayType(), ConstantDescs.CD_long);
+    /** Captures per generated static method of a writer. */
+    private static final int WRITER_GROUP = 8;
 
     private CaptureCode() {
     }
 
     /**
-     * A writer storing {@code getters[i].invoke(function)} at {@code base + offsets[i]}.
+     * A writer copying each of {@code fields} (primitive capture fields of {@code lambdaClass}) into
+     * {@code captures[offsets[i]]}. It reads the fields at their offsets ({@link CaptureAccessors}): it must only be
+     * given instances of {@code lambdaClass}, as the sender lookup guarantees.
      *
-     * @param getters {@code (Object)T} per primitive capture, {@code T} its primitive type
-     * @param offsets byte offset of each capture from the record's capture base
+     * @param offsets byte offset of each capture in the record's capture area
      */
-    static CaptureWriter writer(List<MethodHandle> getters, long[] offsets) {
-        List<MethodHandle> stores = new ArrayList<>(getters.size());
-        for (MethodHandle getter : getters) {
-            // put(segment, position, getter(function)), reordered to (function, segment, position)
-            MethodHandle put = CaptureAccessors.handle("put", getter.type().returnType());
-            stores.add(MethodHandles.permuteArguments(MethodHandles.filterArguments(put, 2, getter), WRITER_TYPE,
-                    1, 2, 0));
+    static CaptureWriter writer(Class<?> lambdaClass, List<Field> fields, long[] offsets) {
+        long[] fieldOffsets = new long[fields.size()];
+        for (int i = 0; i < fieldOffsets.length; i++) {
+            Field field = fields.get(i);
+            if (field.getDeclaringClass() != lambdaClass || !field.getType().isPrimitive()) {
+                throw new IllegalArgumentException(field + " is not a primitive capture field of " + lambdaClass);
+            }
+            fieldOffsets[i] = CaptureAccessors.fieldOffset(field);
         }
-        // Slots: 0 this, 1 function, 2 segment, 3-4 base.
-        return define(CaptureWriter.class, "write", WRITER_TYPE, stores, code -> {
-            for (int i = 0; i < offsets.length; i++) {
-                code.ldc(classDataAt(i)).aload(1).aload(2).lload(3).loadConstant(offsets[i]).ladd()
-                        .invokevirtual(METHOD_HANDLE, "invokeExact", WRITER_DESC);
+        int groups = (fieldOffsets.length + WRITER_GROUP - 1) / WRITER_GROUP;
+        ClassDesc self = generatedName(CaptureWriter.class);
+        ClassDesc accessors = CaptureAccessors.class.describeConstable().orElseThrow();
+        // Straight-line code, a copy per capture at constant offsets, cut into one static method per WRITER_GROUP
+        // captures. All of it must inline into the caller's loop for escape analysis to drop the lambda, and C2
+        // stops inlining into a method past a node count (NodeCountInliningCutoff): with a getter handle and a
+        // segment store per capture, a loop inlining two call paths of a 32-capture lambda hit it part-way through.
+        // Slots of write: 0 this, 1 function, 2 captures; of a group: 0 function, 1 captures.
+        return define(CaptureWriter.class, "write", WRITER_TYPE, List.of(), code -> {
+            for (int g = 0; g < groups; g++) {
+                code.aload(1).aload(2).invokestatic(self, "group" + g, WRITER_DESC);
             }
             code.return_();
+        }, cls -> {
+            for (int g = 0; g < groups; g++) {
+                int from = g * WRITER_GROUP;
+                int to = Math.min(fieldOffsets.length, from + WRITER_GROUP);
+                cls.withMethodBody("group" + g, WRITER_DESC, ClassFile.ACC_PRIVATE | ClassFile.ACC_STATIC, code -> {
+                    for (int i = from; i < to; i++) {
+                        code.aload(0).loadConstant(fieldOffsets[i]).aload(1)
+                                .loadConstant(CaptureAccessors.arrayOffset(offsets[i]))
+                                .invokestatic(accessors, CaptureAccessors.name("copy", fields.get(i).getType()),
+                                        COPY_DESC);
+                    }
+                    code.return_();
+                });
+            }
         });
+    }
+
+    /**
+     * {@code (Object function)SenderFunction}: compares the function's class with {@code types} in order, returns
+     * the matching sender (both loaded as constants), else {@link SenderFunction#miss}. See SenderFunction's
+     * MAX_DISPATCHED for why.
+     */
+    static MethodHandle senderLookup(List<Class<?>> types, List<SenderFunction> senders) {
+        List<Object> data = new ArrayList<>(2 * types.size());
+        for (int i = 0; i < types.size(); i++) {
+            data.add(types.get(i));
+            data.add(senders.get(i));
+        }
+        ClassDesc sender = ClassDesc.of(SenderFunction.class.getName());
+        MethodTypeDesc lookupDesc = MethodTypeDesc.of(sender, ConstantDescs.CD_Object);
+        ClassDesc self = generatedName(SenderFunction.class);
+        byte[] bytes = ClassFile.of().build(self, cls -> cls
+                .withFlags(ClassFile.ACC_FINAL | ClassFile.ACC_SYNTHETIC)
+                .withMethodBody("lookup", lookupDesc, ClassFile.ACC_STATIC, code -> {
+                    // Slots: 0 function, 1 its class.
+                    code.aload(0).invokevirtual(ConstantDescs.CD_Object, "getClass",
+                            MethodTypeDesc.of(ConstantDescs.CD_Class)).astore(1);
+                    for (int i = 0; i < types.size(); i++) {
+                        int at = 2 * i;
+                        code.aload(1).ldc(DynamicConstantDesc.ofNamed(ConstantDescs.BSM_CLASS_DATA_AT,
+                                ConstantDescs.DEFAULT_NAME, ConstantDescs.CD_Class, at));
+                        code.ifThen(Opcode.IF_ACMPEQ, then -> then.ldc(DynamicConstantDesc.ofNamed(
+                                ConstantDescs.BSM_CLASS_DATA_AT, ConstantDescs.DEFAULT_NAME, sender, at + 1)).areturn());
+                    }
+                    code.aload(0).invokestatic(sender, "miss", lookupDesc).areturn();
+                }));
+        try {
+            MethodHandles.Lookup hidden = LOOKUP.defineHiddenClassWithClassData(bytes,
+                    Collections.unmodifiableList(data), true);
+            return hidden.findStatic(hidden.lookupClass(), "lookup",
+                    MethodType.methodType(SenderFunction.class, Object.class));
+        } catch (ReflectiveOperationException e) {
+            throw new IllegalStateException("cannot generate the sender lookup for " + types, e);
+        }
     }
 
     /**
@@ -114,18 +188,28 @@ final class CaptureCode {
                 METHOD_HANDLE, index);
     }
 
+    static ClassDesc generatedName(Class<?> of) {
+        return ClassDesc.of(CaptureCode.class.getPackageName() + ".Generated" + of.getSimpleName());
+    }
+
     private static <T> T define(Class<T> face, String method, MethodType type, List<MethodHandle> data,
                                 Consumer<CodeBuilder> body) {
-        ClassDesc self = ClassDesc.of(CaptureCode.class.getPackageName() + ".Generated" + face.getSimpleName());
-        byte[] bytes = ClassFile.of().build(self, cls -> cls
-                .withFlags(ClassFile.ACC_FINAL | ClassFile.ACC_SYNTHETIC)
-                .withInterfaceSymbols(face.describeConstable().orElseThrow())
-                .withMethodBody(ConstantDescs.INIT_NAME, ConstantDescs.MTD_void, ClassFile.ACC_PUBLIC, code -> code
-                        .aload(0)
-                        .invokespecial(ConstantDescs.CD_Object, ConstantDescs.INIT_NAME, ConstantDescs.MTD_void)
-                        .return_())
-                .withMethodBody(method, type.describeConstable().orElseThrow(),
-                        ClassFile.ACC_PUBLIC | ClassFile.ACC_FINAL, body));
+        return define(face, method, type, data, body, cls -> { });
+    }
+
+    private static <T> T define(Class<T> face, String method, MethodType type, List<MethodHandle> data,
+                                Consumer<CodeBuilder> body, Consumer<ClassBuilder> more) {
+        byte[] bytes = ClassFile.of().build(generatedName(face), cls -> {
+            cls.withFlags(ClassFile.ACC_FINAL | ClassFile.ACC_SYNTHETIC)
+                    .withInterfaceSymbols(face.describeConstable().orElseThrow())
+                    .withMethodBody(ConstantDescs.INIT_NAME, ConstantDescs.MTD_void, ClassFile.ACC_PUBLIC, code -> code
+                            .aload(0)
+                            .invokespecial(ConstantDescs.CD_Object, ConstantDescs.INIT_NAME, ConstantDescs.MTD_void)
+                            .return_())
+                    .withMethodBody(method, type.describeConstable().orElseThrow(),
+                            ClassFile.ACC_PUBLIC | ClassFile.ACC_FINAL, body);
+            more.accept(cls);
+        });
         try {
             MethodHandles.Lookup hidden = LOOKUP.defineHiddenClassWithClassData(bytes, Collections.unmodifiableList(data), true);
             return face.cast(hidden.findConstructor(hidden.lookupClass(), MethodType.methodType(void.class)).invoke());

@@ -3,6 +3,7 @@ package io.fabricrpc.serialization;
 import java.lang.invoke.MethodHandle;
 import java.lang.invoke.MethodHandles;
 import java.lang.invoke.MethodType;
+import java.lang.invoke.MutableCallSite;
 import java.lang.invoke.SerializedLambda;
 import java.lang.reflect.Field;
 import java.lang.reflect.Modifier;
@@ -16,8 +17,23 @@ import java.util.concurrent.atomic.AtomicInteger;
 /**
  * Sender-side knowledge of one lambda class, computed once per class and shared by all encoders: its definition
  * and exact-typed handles that read its captured fields. {@code SerializedLambda} is used here only, once per class.
+ * A record because the JIT trusts a record's final fields: a constant SenderFunction has constant fields.
  */
-final class SenderFunction {
+record SenderFunction(
+        /* Dense process-wide index of this lambda class, so encoders find their id for it in an array. */
+        int index,
+        FunctionDefinition definition,
+        String capturingClassName,
+        byte[] definitionBytes,
+        /* Writes all primitive captures with generated straight-line code. */
+        CaptureCode.CaptureWriter primitiveWriter,
+        int primitiveBytes,
+        /* (Object function)Object per object capture, in capture order. */
+        MethodHandle[] objectGetters,
+        String[] objectCaptureNames,
+        /* Whether objectGetters is not empty: a field, so that reading it is an accessor, which C2 inlines even
+         * past its node-count cutoff (the branch on it must fold for the lambda not to escape; see CapturedCall). */
+        boolean capturesObjects) {
     private static final AtomicInteger NEXT_INDEX = new AtomicInteger();
 
     private static final ClassValue<Slot> SLOTS = new ClassValue<>() {
@@ -27,29 +43,37 @@ final class SenderFunction {
         }
     };
 
-    /** Dense process-wide index of this lambda class, so encoders find their id for it in an array. */
-    final int index;
-    final FunctionDefinition definition;
-    final String capturingClassName;
-    final byte[] definitionBytes;
-    /** Writes all primitive captures with generated straight-line code. */
-    final CaptureCode.CaptureWriter primitiveWriter;
-    final int primitiveBytes;
-    /** {@code (Object function)Object} per object capture, in capture order. */
-    final MethodHandle[] objectGetters;
-    final String[] objectCaptureNames;
+    /*
+     * The classes seen first get a generated lookup, installed as the target of a MutableCallSite: compares against
+     * constant classes, returning constant SenderFunctions. Where a call inlines down to here from the code that
+     * built the lambda, the JIT knows the lambda's exact class, folds the compares, and the SenderFunction, its
+     * (trusted, record) fields and its capture writer become constants: the writer inlines, and with it every read of
+     * the lambda, so escape analysis can drop the lambda object itself. A ClassValue serves the classes past
+     * MAX_DISPATCHED (their calls still work, the lambda is then allocated) and every lookup's miss path.
+     */
+    static final int MAX_DISPATCHED = 16;
+    private static final MutableCallSite DISPATCH = new MutableCallSite(
+            MethodType.methodType(SenderFunction.class, Object.class));
+    private static final MethodHandle DISPATCHER = DISPATCH.dynamicInvoker();
+    /** The installed lookup's classes and their senders, in order; guarded by SenderFunction.class. */
+    private static final List<Class<?>> dispatchedTypes = new ArrayList<>();
+    private static final List<SenderFunction> dispatchedSenders = new ArrayList<>();
 
-    private SenderFunction(int index, FunctionDefinition definition, CaptureCode.CaptureWriter primitiveWriter,
-                           int primitiveBytes,
-                           MethodHandle[] objectGetters, String[] objectCaptureNames) {
-        this.index = index;
-        this.definition = definition;
-        this.capturingClassName = definition.capturingClassName();
-        this.definitionBytes = definition.toBytes();
-        this.primitiveWriter = primitiveWriter;
-        this.primitiveBytes = primitiveBytes;
-        this.objectGetters = objectGetters;
-        this.objectCaptureNames = objectCaptureNames;
+    static {
+        try {
+            DISPATCH.setTarget(MethodHandles.lookup().findStatic(SenderFunction.class, "miss",
+                    MethodType.methodType(SenderFunction.class, Object.class)));
+        } catch (ReflectiveOperationException e) {
+            throw new ExceptionInInitializerError(e);
+        }
+    }
+
+    private static SenderFunction create(FunctionDefinition definition, CaptureCode.CaptureWriter primitiveWriter,
+                                         int primitiveBytes, MethodHandle[] objectGetters,
+                                         String[] objectCaptureNames) {
+        return new SenderFunction(NEXT_INDEX.getAndIncrement(), definition, definition.capturingClassName(),
+                definition.toBytes(), primitiveWriter, primitiveBytes, objectGetters, objectCaptureNames,
+                objectGetters.length != 0);
     }
 
     /**
@@ -59,9 +83,33 @@ final class SenderFunction {
      *                                  {@code io.fabricrpc.api} shape, or its class cannot be accessed
      */
     static SenderFunction of(Object function) {
-        Slot slot = SLOTS.get(function.getClass());
+        try {
+            return (SenderFunction) DISPATCHER.invokeExact(function);
+        } catch (RuntimeException | Error e) {
+            throw e;
+        } catch (Throwable e) {
+            throw new IllegalStateException("sender lookup failed for " + function.getClass().getName(), e);
+        }
+    }
+
+    /** The generated lookup's miss path (and the lookup until one is generated): introspects, extends the lookup. */
+    static SenderFunction miss(Object function) {
+        Class<?> type = function.getClass();
+        Slot slot = SLOTS.get(type);
         SenderFunction known = slot.function; // volatile read: a published SenderFunction is fully built
-        return known != null ? known : slot.init(function);
+        if (known != null) {
+            return known;
+        }
+        SenderFunction sender = slot.init(function);
+        synchronized (SenderFunction.class) {
+            if (dispatchedTypes.size() < MAX_DISPATCHED && !dispatchedTypes.contains(type)) {
+                dispatchedTypes.add(type);
+                dispatchedSenders.add(sender);
+                // A racing caller may still run the old lookup: it misses and lands here, where the class is found.
+                DISPATCH.setTarget(CaptureCode.senderLookup(dispatchedTypes, dispatchedSenders));
+            }
+        }
+        return sender;
     }
 
     private static final class Slot {
@@ -98,7 +146,7 @@ final class SenderFunction {
         }
         Field[] fields = captureFields(type, lambda);
         Class<?>[] captureTypes = new Class<?>[fields.length];
-        List<MethodHandle> primitiveGetters = new ArrayList<>();
+        List<Field> primitiveFields = new ArrayList<>();
         List<MethodHandle> objectGetters = new ArrayList<>();
         List<String> objectNames = new ArrayList<>();
         try {
@@ -109,7 +157,7 @@ final class SenderFunction {
                 MethodHandle getter = lookup.unreflectGetter(field);
                 checkCapture(function, lambda, i, getter, type);
                 if (fieldType.isPrimitive()) {
-                    primitiveGetters.add(getter.asType(MethodType.methodType(fieldType, Object.class)));
+                    primitiveFields.add(field);
                 } else {
                     objectGetters.add(getter.asType(MethodType.methodType(Object.class, Object.class)));
                     objectNames.add("capture " + i + " (" + fieldType.getName() + ")");
@@ -122,10 +170,10 @@ final class SenderFunction {
         FunctionDefinition definition = FunctionDefinition.of(lambda, captureDescriptor);
         long[] offsets = CallRecordDescriptor.primitiveOffsets(captureTypes);
         int primitiveBytes = (int) offsets[captureTypes.length];
-        CaptureCode.CaptureWriter writer = CaptureCode.writer(primitiveGetters,
+        CaptureCode.CaptureWriter writer = CaptureCode.writer(type, primitiveFields,
                 Arrays.stream(offsets, 0, captureTypes.length).filter(offset -> offset >= 0).toArray());
-        return new SenderFunction(NEXT_INDEX.getAndIncrement(), definition, writer, primitiveBytes,
-                objectGetters.toArray(MethodHandle[]::new), objectNames.toArray(String[]::new));
+        return create(definition, writer, primitiveBytes, objectGetters.toArray(MethodHandle[]::new),
+                objectNames.toArray(String[]::new));
     }
 
     private static SerializedLambda serializedForm(Object function, Class<?> type, MethodHandles.Lookup lookup) {

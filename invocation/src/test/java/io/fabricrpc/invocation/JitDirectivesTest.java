@@ -30,6 +30,12 @@ class JitDirectivesTest {
         for (String directive : inlined) {
             String[] target = directive.substring(INLINE.length()).split("::");
             assertEquals(2, target.length, directive);
+            if (target[0].endsWith("*")) {
+                // Generated hidden classes, named by prefix: CapturedCallTest checks the prefixes are theirs.
+                assertEquals("*", target[1], directive);
+                assertTrue(target[0].startsWith("io.fabricrpc.serialization.Generated"), directive);
+                continue;
+            }
             Class<?> type = Class.forName(target[0]);
             assertTrue(Arrays.stream(type.getDeclaredMethods()).anyMatch(m -> m.getName().equals(target[1])),
                     directive + ": " + type.getName() + " has no method " + target[1]);

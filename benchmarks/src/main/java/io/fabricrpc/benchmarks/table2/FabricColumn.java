@@ -52,32 +52,44 @@ final class FabricColumn implements Column {
         if (reusing) {
             return sendReusedUntil(Payloads.call(payloadBytes, first), first, deadlineNanos);
         }
-        long i = first;
-        // One loop per size: each call site sees one lambda class.
-        switch (payloadBytes) {
-            case 8 -> {
-                do {
-                    for (int b = 0; b < BATCH; b++, i++) {
-                        sent(sendBased ? fabric.callSend(peer, Payloads.capture1(i)) : fabric.call(peer, Payloads.capture1(i)), i);
-                    }
-                } while (System.nanoTime() - deadlineNanos < 0);
-            }
-            case 64 -> {
-                do {
-                    for (int b = 0; b < BATCH; b++, i++) {
-                        sent(sendBased ? fabric.callSend(peer, Payloads.capture8(i)) : fabric.call(peer, Payloads.capture8(i)), i);
-                    }
-                } while (System.nanoTime() - deadlineNanos < 0);
-            }
-            case 256 -> {
-                do {
-                    for (int b = 0; b < BATCH; b++, i++) {
-                        sent(sendBased ? fabric.callSend(peer, Payloads.capture32(i)) : fabric.call(peer, Payloads.capture32(i)), i);
-                    }
-                } while (System.nanoTime() - deadlineNanos < 0);
-            }
+        // One method per size: each call site sees one lambda class, and each loop is a compilation of its own. With
+        // the three loops in one method, C2 reached its node-count inlining cutoff (NodeCountInliningCutoff) in
+        // whichever loop it parsed last, stopped inlining there, and that loop's lambdas were allocated again.
+        return switch (payloadBytes) {
+            case 8 -> send8Until(first, deadlineNanos);
+            case 64 -> send64Until(first, deadlineNanos);
+            case 256 -> send256Until(first, deadlineNanos);
             default -> throw new IllegalArgumentException("payload must be 8, 64 or 256 bytes, got " + payloadBytes);
-        }
+        };
+    }
+
+    private long send8Until(long first, long deadlineNanos) {
+        long i = first;
+        do {
+            for (int b = 0; b < BATCH; b++, i++) {
+                sent(sendBased ? fabric.callSend(peer, Payloads.capture1(i)) : fabric.call(peer, Payloads.capture1(i)), i);
+            }
+        } while (System.nanoTime() - deadlineNanos < 0);
+        return i - first;
+    }
+
+    private long send64Until(long first, long deadlineNanos) {
+        long i = first;
+        do {
+            for (int b = 0; b < BATCH; b++, i++) {
+                sent(sendBased ? fabric.callSend(peer, Payloads.capture8(i)) : fabric.call(peer, Payloads.capture8(i)), i);
+            }
+        } while (System.nanoTime() - deadlineNanos < 0);
+        return i - first;
+    }
+
+    private long send256Until(long first, long deadlineNanos) {
+        long i = first;
+        do {
+            for (int b = 0; b < BATCH; b++, i++) {
+                sent(sendBased ? fabric.callSend(peer, Payloads.capture32(i)) : fabric.call(peer, Payloads.capture32(i)), i);
+            }
+        } while (System.nanoTime() - deadlineNanos < 0);
         return i - first;
     }
 

@@ -8,7 +8,6 @@ import io.fabricrpc.serialization.CallEncoder;
 import io.fabricrpc.serialization.CapturedCall;
 import io.fabricrpc.transport.LocalRegion;
 
-import java.io.Serializable;
 import java.lang.foreign.MemorySegment;
 
 /**
@@ -203,8 +202,8 @@ final class ThreadContext {
         long trailerOffset;
         long trailerLength;
 
-        void prepare(CallEncoder encoder, Serializable function) {
-            call.capture(function);
+        /** Prepares a plain call of the function just captured into {@link #call}. */
+        void prepare(CallEncoder encoder) {
             this.encoder = encoder;
             this.headerLength = 0;
             this.trailer = null;

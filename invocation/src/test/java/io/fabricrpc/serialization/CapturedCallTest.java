@@ -142,6 +142,50 @@ class CapturedCallTest {
         assertEquals(functions.size(), functions.stream().map(Object::getClass).distinct().count());
     }
 
+    /**
+     * Threads taking calls apart while the generated lookup is being extended (a new class relinks the call site) all
+     * get their own class's sender view and captures: a racing thread may run an older lookup, which misses to the
+     * ClassValue, never to another class's sender.
+     */
+    @Test
+    void threadsCapturingManyClassesWhileTheLookupGrowsGetTheirOwnSenders() throws Exception {
+        int classes = SenderFunction.MAX_DISPATCHED + 4;
+        int threads = 4;
+        java.util.concurrent.CyclicBarrier start = new java.util.concurrent.CyclicBarrier(threads);
+        java.util.concurrent.atomic.AtomicReference<Throwable> failure = new java.util.concurrent.atomic.AtomicReference<>();
+        List<Thread> workers = new ArrayList<>();
+        for (int t = 0; t < threads; t++) {
+            int offset = t * 5;
+            Thread worker = new Thread(() -> {
+                CapturedCall call = new CapturedCall();
+                try {
+                    start.await();
+                    for (int round = 0; round < 2_000; round++) {
+                        int k = (round + offset) % classes;
+                        RemoteRunnable function = distinctLambda(k);
+                        call.capture(function);
+                        if (call.sender.index() != SenderFunction.of(function).index()
+                                || (long) CaptureAccessors.LONGS.get(call.captures, 0) != k) {
+                            throw new AssertionError("lambda " + k + " got sender " + call.sender.index()
+                                    + " and capture " + (long) CaptureAccessors.LONGS.get(call.captures, 0));
+                        }
+                    }
+                } catch (Throwable e) {
+                    failure.compareAndSet(null, e);
+                }
+            });
+            workers.add(worker);
+            worker.start();
+        }
+        for (Thread worker : workers) {
+            worker.join(60_000);
+            assertTrue(!worker.isAlive(), "worker still running after 60 s");
+        }
+        if (failure.get() != null) {
+            throw new AssertionError(failure.get());
+        }
+    }
+
     /** The generated classes carry the names the root pom's wildcard inline directives name. */
     @Test
     void generatedClassesAreTheOnesTheInlineDirectivesName() {

@@ -44,13 +44,16 @@ record SenderFunction(
     };
 
     /*
-     * The classes seen first get a generated lookup, installed as the target of a MutableCallSite: compares against
+     * Hot lambda classes get a generated lookup, installed as the target of a MutableCallSite: compares against
      * constant classes, returning constant SenderFunctions. Where a call inlines down to here from the code that
      * built the lambda, the JIT knows the lambda's exact class, folds the compares, and the SenderFunction, its
      * (trusted, record) fields and its capture writer become constants: the writer inlines, and with it every read of
-     * the lambda, so escape analysis can drop the lambda object itself. A ClassValue serves the classes past
-     * MAX_DISPATCHED (their calls still work, the lambda is then allocated) and every lookup's miss path.
+     * the lambda, so escape analysis can drop the lambda object itself. A class joins the lookup once it has been
+     * called DISPATCH_AFTER times through the ClassValue (so classes used a few times at start-up take no room), while
+     * fewer than MAX_DISPATCHED have joined; the lookup's compares are then bounded. The ClassValue serves everything
+     * else (the lambda is then allocated, as before).
      */
+    static final int DISPATCH_AFTER = 256;
     static final int MAX_DISPATCHED = 16;
     private static final MutableCallSite DISPATCH = new MutableCallSite(
             MethodType.methodType(SenderFunction.class, Object.class));
@@ -92,28 +95,58 @@ record SenderFunction(
         }
     }
 
-    /** The generated lookup's miss path (and the lookup until one is generated): introspects, extends the lookup. */
+    /** The generated lookup's miss path (and the lookup until one is generated): introspects, counts towards joining. */
     static SenderFunction miss(Object function) {
         Class<?> type = function.getClass();
         Slot slot = SLOTS.get(type);
-        SenderFunction known = slot.function; // volatile read: a published SenderFunction is fully built
-        if (known != null) {
-            return known;
+        SenderFunction sender = slot.function; // volatile read: a published SenderFunction is fully built
+        if (sender == null) {
+            sender = slot.init(function);
         }
-        SenderFunction sender = slot.init(function);
+        if (!slot.settled) { // plain read: a stale false only costs another count
+            countMiss(type, slot, sender);
+        }
+        return sender;
+    }
+
+    private static void countMiss(Class<?> type, Slot slot, SenderFunction sender) {
+        if (++slot.misses < DISPATCH_AFTER) { // racy: a lost count only delays joining
+            return;
+        }
         synchronized (SenderFunction.class) {
-            if (dispatchedTypes.size() < MAX_DISPATCHED && !dispatchedTypes.contains(type)) {
+            if (slot.settled) {
+                return;
+            }
+            slot.settled = true; // whether it joins or the lookup is full, this class stops counting
+            if (dispatchedTypes.size() < MAX_DISPATCHED) {
                 dispatchedTypes.add(type);
                 dispatchedSenders.add(sender);
                 // A racing caller may still run the old lookup: it misses and lands here, where the class is found.
                 DISPATCH.setTarget(CaptureCode.senderLookup(dispatchedTypes, dispatchedSenders));
             }
         }
-        return sender;
+    }
+
+    /** Whether {@code type} is in the generated lookup (tests). */
+    static boolean isDispatched(Class<?> type) {
+        synchronized (SenderFunction.class) {
+            return dispatchedTypes.contains(type);
+        }
+    }
+
+    /** Whether the generated lookup holds MAX_DISPATCHED classes (tests). */
+    static boolean isDispatchFull() {
+        synchronized (SenderFunction.class) {
+            return dispatchedTypes.size() >= MAX_DISPATCHED;
+        }
     }
 
     private static final class Slot {
         private volatile SenderFunction function;
+        /** Calls through the ClassValue so far, until settled. */
+        private int misses;
+        /** Whether this class joined the generated lookup, or found it full; set under SenderFunction.class. */
+        private boolean settled;
 
         synchronized SenderFunction init(Object instance) {
             if (function == null) {

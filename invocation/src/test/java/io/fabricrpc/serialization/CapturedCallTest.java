@@ -127,7 +127,7 @@ class CapturedCallTest {
         assertNull(call.sender);
     }
 
-    /** More lambda classes than the generated lookup holds: the later ones go through the ClassValue, unchanged. */
+    /** More hot lambda classes than the generated lookup holds: the later ones go through the ClassValue, unchanged. */
     @Test
     void lambdaClassesBeyondTheGeneratedLookupEncodeTheSame() {
         List<RemoteRunnable> functions = new ArrayList<>();
@@ -136,10 +136,33 @@ class CapturedCallTest {
         }
         CapturedCall call = new CapturedCall();
         for (RemoteRunnable function : functions) {
-            assertSame(SenderFunction.of(function), SenderFunction.of(function));
+            for (int i = 0; i <= SenderFunction.DISPATCH_AFTER; i++) {
+                assertSame(SenderFunction.of(function), SenderFunction.of(function)); // hot: joins while there is room
+            }
             assertSameRecords(function, call, viaCall, viaFunction);
         }
         assertEquals(functions.size(), functions.stream().map(Object::getClass).distinct().count());
+        assertTrue(SenderFunction.isDispatchFull(), "20 hot classes fill the lookup");
+        for (RemoteRunnable function : functions) {
+            assertSameRecords(function, call, viaCall, viaFunction); // through the lookup or the ClassValue alike
+        }
+    }
+
+    /** A class used a few times (at start-up, say) takes no room in the lookup; a hot one joins while there is room. */
+    @Test
+    void onlyHotClassesJoinTheGeneratedLookup() {
+        long v = 11;
+        RemoteRunnable cold = () -> sink += v * 2;
+        RemoteRunnable hot = () -> sink += v * 3;
+        SenderFunction.of(cold);
+        assertTrue(!SenderFunction.isDispatched(cold.getClass()), "a class called once joined the lookup");
+        boolean roomBefore = !SenderFunction.isDispatchFull();
+        for (int i = 0; i <= SenderFunction.DISPATCH_AFTER; i++) {
+            SenderFunction.of(hot);
+        }
+        assertEquals(roomBefore, SenderFunction.isDispatched(hot.getClass()),
+                "a hot class joins the lookup iff it had room (room before: " + roomBefore + ")");
+        assertTrue(!SenderFunction.isDispatched(cold.getClass()));
     }
 
     /**
@@ -160,7 +183,7 @@ class CapturedCallTest {
                 CapturedCall call = new CapturedCall();
                 try {
                     start.await();
-                    for (int round = 0; round < 2_000; round++) {
+                    for (int round = 0; round < 20 * SenderFunction.DISPATCH_AFTER; round++) {
                         int k = (round + offset) % classes;
                         RemoteRunnable function = distinctLambda(k);
                         call.capture(function);

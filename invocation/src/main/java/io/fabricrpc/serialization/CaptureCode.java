@@ -25,9 +25,9 @@ import java.util.function.Consumer;
  * <p>Why generated code rather than a composed method handle: a handle held in a field is opaque to the JIT, and a
  * handle composed per capture (fold/collect, one level each) is nested as deep as there are captures, past the
  * inlining depth of C2 (15) and C1 (9) beyond a few captures; 32 captures then ran partly interpreted through lambda
- * forms. Here the only handles are the capture getters and the implementation method, each loaded with {@code ldc}
- * from the class data: JIT constants, one level deep, so every call inlines into plain loads and stores.
- * (Hidden lambda classes cannot be named from bytecode, so their private fields are reached through getters.)
+ * forms. Here the handles (a receiver's capture reads and implementation method) are loaded with {@code ldc} from
+ * the class data: JIT constants, one level deep, so every call inlines into plain loads and stores. Hidden lambda classes cannot be
+ * named from bytecode, so a sender's writer reads their private capture fields at their offsets, as constants.
  * It also generates the sender lookup ({@link #senderLookup}): lambda class to {@link SenderFunction}, as constants.
  *
  * <p>The generated classes are named {@code io.fabricrpc.serialization.Generated*}; the root pom's JIT directives

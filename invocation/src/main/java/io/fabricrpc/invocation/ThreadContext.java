@@ -220,6 +220,16 @@ final class ThreadContext {
             return writeWithHeaderOrTrailer(target, offset, room);
         }
 
+        @Override
+        public int knownLength() {
+            return (headerLength | trailerLength) == 0 ? encoder.knownLength(call) : -1;
+        }
+
+        @Override
+        public void writeKnown(MemorySegment target, long offset) {
+            encoder.writeKnown(call, target, offset);
+        }
+
         private long writeWithHeaderOrTrailer(MemorySegment target, long offset, long roomForAll) {
             long room = roomForAll - headerLength - trailerLength;
             if (room <= 0) {

@@ -281,13 +281,34 @@ public final class Messenger implements RecordChannel {
         checkTag(tag);
         // The common case stays small enough to inline into the caller; set-up, queueing and full chunks do not.
         if (ring.length != 0 && !queued) {
-            if (tryWrite(tag, writer, true)) {
+            if (writeKnownInWindow(tag, writer) || tryWrite(tag, writer, true)) {
                 recordsSent++;
                 return true;
             }
             return whenFull(tag, writer);
         }
         return sendUncommon(tag, writer);
+    }
+
+    /**
+     * The commonest send, in place: a record of known length ({@link RecordWriter#knownLength}) that fits the current
+     * chunk of a mapped window with nothing appended before it. False, with nothing written, in every other case,
+     * which {@link #tryWrite} handles. Skipping tryWrite's general path saved 1.5 to 3.5 ns of a 16 to 32 ns send
+     * (call-cost benchmark, 3 alternating pairs).
+     */
+    private boolean writeKnownInWindow(int tag, RecordWriter writer) {
+        int length = writer.knownLength();
+        if (length <= 0 || window == null || currentSealed || published != position || length > room(position)) {
+            return false;
+        }
+        link.checkAlive();
+        long at = ChunkLayout.DATA_OFFSET + position;
+        writer.writeKnown(window, at + ChunkLayout.RECORD_HEADER_LENGTH);
+        // Release: the record's bytes, written by plain stores, become visible before its header (as in tryWrite).
+        ChunkLayout.HEADER.setRelease(window, at, ChunkLayout.header(length, tag));
+        position += ChunkLayout.recordSize(length);
+        published = position;
+        return true;
     }
 
     /** {@link #send(int, RecordWriter)} before set-up or while RETRY_ASYNC calls are queued. */

@@ -12,4 +12,18 @@ public interface RecordWriter {
      *         written then; the messenger retries in a fresh chunk)
      */
     long write(MemorySegment target, long offset, long limit);
+
+    /**
+     * The length {@link #write} would return, if this writer knows it without writing (a repeat call of a function
+     * whose record has a constant length); -1 otherwise. Lets a messenger check the room first and write in place
+     * with {@link #writeKnown}.
+     */
+    default int knownLength() {
+        return -1;
+    }
+
+    /** Writes the record of {@link #knownLength()} bytes (positive) at {@code offset}, where there is room for it. */
+    default void writeKnown(MemorySegment target, long offset) {
+        throw new UnsupportedOperationException("no known length");
+    }
 }

@@ -113,18 +113,41 @@ public final class CallEncoder {
             if (fastLength > limit - offset) {
                 return DOES_NOT_FIT;
             }
-            if (fastLength >= Long.BYTES) {
-                // One store for the whole prefix; the captures, copied next, overwrite the bytes past it.
-                segment.set(CallRecordDescriptor.LONG, offset, fastPrefix);
-            } else {
-                for (int i = 0; i < fastPrefixSize; i++) {
-                    segment.set(CallRecordDescriptor.BYTE, offset + i, (byte) (fastPrefix >>> (i << 3)));
-                }
-            }
-            copyCaptures(call.captures, segment, offset + fastPrefixSize, fastLength - fastPrefixSize);
+            writeFast(call, segment, offset);
             return fastLength;
         }
         return encodeGeneral(call, sender, segment, offset, limit);
+    }
+
+    /**
+     * The length {@link #encode(CapturedCall, MemorySegment, long, long)} would return for {@code call}, when this
+     * encoder knows it without encoding (a repeat call of the last primitives-only function it encoded); -1 otherwise.
+     */
+    public int knownLength(CapturedCall call) {
+        return call.sender == fastSender && fastSender != null ? fastLength : -1;
+    }
+
+    /**
+     * Encodes {@code call}, whose {@link #knownLength} is positive, at {@code offset}: the same record as
+     * {@link #encode(CapturedCall, MemorySegment, long, long)}. The caller has checked the room.
+     */
+    public void writeKnown(CapturedCall call, MemorySegment segment, long offset) {
+        assert call.sender == fastSender && fastSender != null : "writeKnown without a known length";
+        assert LocalRegion.isPlainNative(segment) : "calls are encoded into plain native segments only, got " + segment;
+        writeFast(call, segment, offset);
+    }
+
+    /** The record of a repeat call of {@link #fastSender}: its constant prefix, then the captures. */
+    private void writeFast(CapturedCall call, MemorySegment segment, long offset) {
+        if (fastLength >= Long.BYTES) {
+            // One store for the whole prefix; the captures, copied next, overwrite the bytes past it.
+            segment.set(CallRecordDescriptor.LONG, offset, fastPrefix);
+        } else {
+            for (int i = 0; i < fastPrefixSize; i++) {
+                segment.set(CallRecordDescriptor.BYTE, offset + i, (byte) (fastPrefix >>> (i << 3)));
+            }
+        }
+        copyCaptures(call.captures, segment, offset + fastPrefixSize, fastLength - fastPrefixSize);
     }
 
     /** Copies {@code bytes} of captures; whole longs one by one up to a line, where a bulk copy costs more. */

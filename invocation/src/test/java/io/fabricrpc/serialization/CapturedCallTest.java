@@ -71,6 +71,38 @@ class CapturedCallTest {
         assertSameRecords((RemoteRunnable) () -> sink++, call, viaCall, viaFunction);
     }
 
+    /**
+     * A repeat call of the last primitives-only function a link encoded has a known length, and writing it in place
+     * gives the same record as encoding it; a first call, another function or object captures have none.
+     */
+    @Test
+    void knownLengthAndWriteKnownMatchEncode() {
+        CapturedCall call = new CapturedCall();
+        CallEncoder encoder = new CallEncoder(REGISTRY, "known");
+        long a = 5;
+        int b = 6;
+        RemoteRunnable primitives = () -> sink += a + b;
+        call.capture(primitives);
+        assertEquals(-1, encoder.knownLength(call), "first call: the definition goes with it");
+        encoder.encode(call, viaCall, 0, viaCall.byteSize());
+        assertEquals(-1, encoder.knownLength(call), "the prefix is taken from the first call without a definition");
+        int length = encoder.encode(call, viaCall, 0, viaCall.byteSize());
+        assertEquals(length, encoder.knownLength(call));
+        viaFunction.fill((byte) 0x5A);
+        encoder.writeKnown(call, viaFunction, 0);
+        assertEquals(-1, viaCall.asSlice(0, length).mismatch(viaFunction.asSlice(0, length)));
+        assertEquals((byte) 0x5A, viaFunction.get(java.lang.foreign.ValueLayout.JAVA_BYTE, length), "wrote past the record");
+
+        RemoteRunnable other = () -> sink += a * b;
+        call.capture(other);
+        assertEquals(-1, encoder.knownLength(call), "another function");
+        String label = "x";
+        call.capture((RemoteRunnable) () -> sink += label.length() + a);
+        assertEquals(-1, encoder.knownLength(call), "object captures");
+        call.clear();
+        assertEquals(-1, encoder.knownLength(call), "a cleared call");
+    }
+
     @Test
     void aCallWithMoreCaptureBytesThanTheInitialAreaGrowsIt() {
         CapturedCall call = new CapturedCall();

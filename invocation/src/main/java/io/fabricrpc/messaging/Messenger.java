@@ -304,11 +304,17 @@ public final class Messenger implements RecordChannel {
         link.checkAlive();
         long at = ChunkLayout.DATA_OFFSET + position;
         writer.writeKnown(window, at + ChunkLayout.RECORD_HEADER_LENGTH);
-        // Release: the record's bytes, written by plain stores, become visible before its header (as in tryWrite).
-        ChunkLayout.HEADER.setRelease(window, at, ChunkLayout.header(length, tag));
+        publishInWindow(at, ChunkLayout.header(length, tag), length);
+        return true;
+    }
+
+    /** Publishes the record just written in the window at {@code at}, the last one of the current chunk so far. */
+    private void publishInWindow(long at, int header, long length) {
+        // Release: the record's bytes, written by plain stores, become visible before its header (the same
+        // publication as Link.writePublished after a copy; here there is nothing to copy).
+        ChunkLayout.HEADER.setRelease(window, at, header);
         position += ChunkLayout.recordSize(length);
         published = position;
-        return true;
     }
 
     /** {@link #send(int, RecordWriter)} before set-up or while RETRY_ASYNC calls are queued. */
@@ -388,11 +394,7 @@ public final class Messenger implements RecordChannel {
         if (direct) {
             int header = ChunkLayout.header(length, tag);
             if (publishNow) {
-                // Release: the record's bytes, written by plain stores, become visible before its header (the same
-                // publication as Link.writePublished after a copy; here there is nothing to copy).
-                ChunkLayout.HEADER.setRelease(window, at, header);
-                position += ChunkLayout.recordSize(length);
-                published = position;
+                publishInWindow(at, header, length);
             } else {
                 appendedInWindow(at, header, length);
             }

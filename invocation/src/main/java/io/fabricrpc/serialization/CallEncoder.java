@@ -100,11 +100,7 @@ public final class CallEncoder {
      */
     public int encode(CapturedCall call, MemorySegment segment, long offset, long limit) {
         checkRange(segment, offset, limit);
-        // Every caller encodes into plain native memory: one heap segment makes the shared capture writers' segment
-        // access polymorphic, and all call paths of the process take the slow path (a 3x loss, measured); a mapped
-        // segment next to arena memory made them bimorphic (send and trad beside write: 1.4x to 2x, measured).
-        assert LocalRegion.isPlainNative(segment) : "calls are encoded into plain native segments only, got "
-                + segment.getClass().getName() + " " + segment;
+        assert isPlainNative(segment);
         SenderFunction sender = call.sender;
         if (sender == null) {
             throw new IllegalStateException("link " + link + ": no captured call to encode");
@@ -133,8 +129,21 @@ public final class CallEncoder {
      */
     public void writeKnown(CapturedCall call, MemorySegment segment, long offset) {
         assert call.sender == fastSender && fastSender != null : "writeKnown without a known length";
-        assert LocalRegion.isPlainNative(segment) : "calls are encoded into plain native segments only, got " + segment;
+        assert isPlainNative(segment);
         writeFast(call, segment, offset);
+    }
+
+    /**
+     * Every caller encodes into plain native memory: one heap segment makes the record stores polymorphic, and all
+     * call paths of the process take the slow path (a 3x loss, measured); a mapped segment next to arena memory made
+     * them bimorphic (send and trad beside write: 1.4x to 2x, measured). For assertions: throws with the segment.
+     */
+    private static boolean isPlainNative(MemorySegment segment) {
+        if (!LocalRegion.isPlainNative(segment)) {
+            throw new AssertionError("calls are encoded into plain native segments only, got "
+                    + segment.getClass().getName() + " " + segment);
+        }
+        return true;
     }
 
     /** The record of a repeat call of {@link #fastSender}: its constant prefix, then the captures. */

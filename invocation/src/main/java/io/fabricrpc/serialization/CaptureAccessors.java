@@ -42,11 +42,11 @@ final class CaptureAccessors {
         return verb + Character.toUpperCase(t.charAt(0)) + t.substring(1);
     }
 
-    /** {@code get}: {@code (MemorySegment, long)T}. */
-    static MethodHandle handle(String verb, Class<?> type) {
+    /** The receiver's read of a {@code type} capture: {@code get}, {@code (MemorySegment, long)T}. */
+    static MethodHandle reader(Class<?> type) {
         MethodType methodType = MethodType.methodType(type, MemorySegment.class, long.class);
         try {
-            return MethodHandles.lookup().findStatic(CaptureAccessors.class, name(verb, type), methodType);
+            return MethodHandles.lookup().findStatic(CaptureAccessors.class, name("get", type), methodType);
         } catch (ReflectiveOperationException e) {
             throw new IllegalArgumentException("no accessor for capture type " + type, e);
         }

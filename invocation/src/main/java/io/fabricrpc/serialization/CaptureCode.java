@@ -26,8 +26,9 @@ import java.util.function.Consumer;
  * handle composed per capture (fold/collect, one level each) is nested as deep as there are captures, past the
  * inlining depth of C2 (15) and C1 (9) beyond a few captures; 32 captures then ran partly interpreted through lambda
  * forms. Here the handles (a receiver's capture reads and implementation method) are loaded with {@code ldc} from
- * the class data: JIT constants, one level deep, so every call inlines into plain loads and stores. Hidden lambda classes cannot be
- * named from bytecode, so a sender's writer reads their private capture fields at their offsets, as constants.
+ * the class data: JIT constants, one level deep, so every call inlines into plain loads and stores. Hidden lambda
+ * classes cannot be named from bytecode, so a sender's writer reads their private capture fields at their offsets,
+ * as constants.
  * It also generates the sender lookup ({@link #senderLookup}): lambda class to {@link SenderFunction}, as constants.
  *
  * <p>The generated classes are named {@code io.fabricrpc.serialization.Generated*}; the root pom's JIT directives
@@ -129,10 +130,8 @@ final class CaptureCode {
                             MethodTypeDesc.of(ConstantDescs.CD_Class)).astore(1);
                     for (int i = 0; i < types.size(); i++) {
                         int at = 2 * i;
-                        code.aload(1).ldc(DynamicConstantDesc.ofNamed(ConstantDescs.BSM_CLASS_DATA_AT,
-                                ConstantDescs.DEFAULT_NAME, ConstantDescs.CD_Class, at));
-                        code.ifThen(Opcode.IF_ACMPEQ, then -> then.ldc(DynamicConstantDesc.ofNamed(
-                                ConstantDescs.BSM_CLASS_DATA_AT, ConstantDescs.DEFAULT_NAME, sender, at + 1)).areturn());
+                        code.aload(1).ldc(classDataAt(ConstantDescs.CD_Class, at));
+                        code.ifThen(Opcode.IF_ACMPEQ, then -> then.ldc(classDataAt(sender, at + 1)).areturn());
                     }
                     code.aload(0).invokestatic(sender, "miss", lookupDesc).areturn();
                 }));
@@ -159,7 +158,7 @@ final class CaptureCode {
         List<MethodHandle> data = new ArrayList<>();
         data.add(impl);
         for (Class<?> type : captures) {
-            data.add(type.isPrimitive() ? CaptureAccessors.handle("get", type) : null);
+            data.add(type.isPrimitive() ? CaptureAccessors.reader(type) : null);
         }
         MethodTypeDesc implDesc = impl.type().describeConstable().orElseThrow();
         // Slots: 0 this, 1 segment, 2-3 base, 4 objects, 5 argument.
@@ -183,9 +182,13 @@ final class CaptureCode {
         });
     }
 
-    private static DynamicConstantDesc<MethodHandle> classDataAt(int index) {
-        return DynamicConstantDesc.ofNamed(ConstantDescs.BSM_CLASS_DATA_AT, ConstantDescs.DEFAULT_NAME,
-                METHOD_HANDLE, index);
+    private static DynamicConstantDesc<Object> classDataAt(int index) {
+        return classDataAt(METHOD_HANDLE, index);
+    }
+
+    /** Element {@code index} of the generated class's class data, of type {@code type}: a JIT constant. */
+    private static DynamicConstantDesc<Object> classDataAt(ClassDesc type, int index) {
+        return DynamicConstantDesc.ofNamed(ConstantDescs.BSM_CLASS_DATA_AT, ConstantDescs.DEFAULT_NAME, type, index);
     }
 
     static ClassDesc generatedName(Class<?> of) {

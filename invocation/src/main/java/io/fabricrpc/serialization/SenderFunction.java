@@ -15,8 +15,9 @@ import java.util.Objects;
 import java.util.concurrent.atomic.AtomicInteger;
 
 /**
- * Sender-side knowledge of one lambda class, computed once per class and shared by all encoders: its definition
- * and exact-typed handles that read its captured fields. {@code SerializedLambda} is used here only, once per class.
+ * Sender-side knowledge of one lambda class, computed once per class and shared by all encoders: its definition, the
+ * generated writer that copies its primitive captures, and handles that read its object captures.
+ * {@code SerializedLambda} is used here only, once per class.
  * A record because the JIT trusts a record's final fields: a constant SenderFunction has constant fields.
  */
 record SenderFunction(

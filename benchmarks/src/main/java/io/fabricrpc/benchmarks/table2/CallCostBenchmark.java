@@ -58,6 +58,9 @@ public final class CallCostBenchmark implements Callable<Integer> {
     @Option(names = "--note", description = "A line for the report.")
     String note = "";
 
+    /** How long a batch may take to run before the benchmark gives up on it (a call lost, or stuck). */
+    private static final long RUN_TIMEOUT_NANOS = 30_000_000_000L;
+
     public static void main(String[] args) {
         System.exit(new CommandLine(new CallCostBenchmark()).execute(args));
     }
@@ -152,7 +155,10 @@ public final class CallCostBenchmark implements Callable<Integer> {
         long sent = System.nanoTime();
         fabric.flush();
         while (Payloads.Sink.count < expected) {
-            fabric.processCalls();
+            if (fabric.processCalls() == 0 && System.nanoTime() - sent > RUN_TIMEOUT_NANOS) {
+                throw new IllegalStateException("a batch of " + calls + " calls of " + size + " B: " + (expected
+                        - Payloads.Sink.count) + " had not run after " + RUN_TIMEOUT_NANOS / 1_000_000 + " ms");
+            }
         }
         long ran = System.nanoTime();
         times[0] += sent - start;

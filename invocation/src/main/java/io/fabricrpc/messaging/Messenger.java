@@ -112,6 +112,8 @@ public final class Messenger implements RecordChannel {
     private boolean appendsInWindow = true;
     /** Records appended to the current batch (mapped windows only). */
     private int batchRecords;
+    /** Whether {@link #append} may be used: not under RETRY_ASYNC, whose queue it would overtake. */
+    private final boolean appends;
     /** Whether this messenger may defer flags at all (a positive publication delay). */
     private final boolean defers;
     /** Whether it may also hold whole calls while the link is backlogged. */
@@ -157,6 +159,7 @@ public final class Messenger implements RecordChannel {
         this.notifyRegion = notifyRegion;
         this.notifyOffset = notifyOffset;
         this.idle = node.idleStrategy();
+        this.appends = config.fullPolicy() != FullPolicy.RETRY_ASYNC;
         this.defers = !config.publicationDelay().isZero();
         this.coalesces = defers && config.coalescing();
     }
@@ -472,7 +475,38 @@ public final class Messenger implements RecordChannel {
      */
     public boolean append(int tag, RecordWriter writer) {
         checkTag(tag);
-        if (config.fullPolicy() == FullPolicy.RETRY_ASYNC) {
+        // The common case stays small enough to inline into the aggregator, as in send.
+        if (ring.length != 0 && appends && appendKnown(tag, writer)) {
+            recordsSent++;
+            return true;
+        }
+        return appendUncommon(tag, writer);
+    }
+
+    /**
+     * The commonest append, in place: a record of known length ({@link RecordWriter#knownLength}) that fits the
+     * current chunk, framed where {@link #tryWrite} would frame it, without its general path. False, with nothing
+     * written, in every other case.
+     */
+    private boolean appendKnown(int tag, RecordWriter writer) {
+        int length = writer.knownLength();
+        if (length <= 0 || currentSealed || length > room(position)) {
+            return false;
+        }
+        long at = ChunkLayout.DATA_OFFSET + position;
+        if (window != null && countAppendAndChooseWindow()) {
+            writer.writeKnown(window, at + ChunkLayout.RECORD_HEADER_LENGTH);
+            appendedInWindow(at, ChunkLayout.header(length, tag), length);
+        } else {
+            writer.writeKnown(stagingSegment, at + ChunkLayout.RECORD_HEADER_LENGTH);
+            stage(tag, at, length);
+        }
+        return true;
+    }
+
+    /** {@link #append} before set-up, for a writer of unknown length, or into a full chunk. */
+    private boolean appendUncommon(int tag, RecordWriter writer) {
+        if (!appends) {
             throw new IllegalStateException("append needs a FAIL or RETRY messenger, not RETRY_ASYNC");
         }
         if (ring.length == 0) {

@@ -76,6 +76,27 @@ public abstract class MessengerTest {
         };
     }
 
+    /** The same record from a writer that knows its length: messengers then write it in place (send and append). */
+    private static RecordWriter knownRecord(long sender, long sequence, int padding) {
+        RecordWriter plain = record(sender, sequence, padding);
+        return new RecordWriter() {
+            @Override
+            public long write(MemorySegment target, long offset, long limit) {
+                return plain.write(target, offset, limit);
+            }
+
+            @Override
+            public int knownLength() {
+                return 16 + padding;
+            }
+
+            @Override
+            public void writeKnown(MemorySegment target, long offset) {
+                plain.write(target, offset, 16 + padding);
+            }
+        };
+    }
+
     /** Checks per-sender FIFO and counts; thread-confined to the receiving thread. */
     private static final class OrderChecker implements RecordHandler {
         final Map<Long, Long> next = new HashMap<>();
@@ -375,7 +396,8 @@ public abstract class MessengerTest {
     /**
      * Appended records (traditional aggregation) stay unseen until published, whether they wait in staging or, over
      * a mapped window and when large, in the receiver's own chunk; a chunk change publishes what the old chunk holds;
-     * a writer that scribbles and fails mid-batch leaves no trace; every record arrives once, in order.
+     * a writer that scribbles and fails mid-batch leaves no trace; every record arrives once, in order, whether its
+     * writer knows its length (written in place) or not.
      */
     @Test
     void appendedRecordsStayUnseenUntilPublishedThenArriveInOrder() {
@@ -392,7 +414,11 @@ public abstract class MessengerTest {
                 long publishedBefore = sent;
                 for (int i = 0; i < records; i++) {
                     // Small records, then large ones: over a mapped window they batch in staging, then in the window.
-                    assertTrue(messenger.append(0, record(12, sent++, (i % 3) * 8 + (batch < 20 ? 0 : 200))));
+                    int padding = (i % 3) * 8 + (batch < 20 ? 0 : 200);
+                    long sequence = sent++;
+                    // Every other record knows its length: the in-place append and the general one interleave.
+                    assertTrue(messenger.append(0, i % 2 == 0 ? record(12, sequence, padding)
+                            : knownRecord(12, sequence, padding)));
                     if (i == records / 2) {
                         assertThrows(IllegalStateException.class, () -> messenger.append(0, scribbler));
                     }

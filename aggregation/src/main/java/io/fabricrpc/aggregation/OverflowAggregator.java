@@ -13,6 +13,7 @@ import org.agrona.concurrent.IdleStrategy;
 
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
+import java.util.function.Consumer;
 
 /**
  * OVERFLOW mode: calls go straight through the messenger (whose policy is FAIL, so it never blocks) while it has
@@ -34,6 +35,8 @@ final class OverflowAggregator extends Aggregator {
     private volatile long oldestExceeding;
     /** Sender-confined: false only when, at the sender's last look under the lock, no exceeding call waited. */
     private boolean exceedingMayWait;
+    /** Where the caller keeps {@link #directMessenger()} (see RecordChannel#bindDirectMessenger). */
+    private Consumer<Messenger> directHolder = messenger -> { };
     /** A call blocked at the limit, or a flush, that waits this long for room fails: the peer is alive but stuck. */
     private static final long STUCK_NANOS = 30_000_000_000L;
     /** Waits for the receiver under the lock (BLOCK at the limit, flush): spins, yields, then parks 1 to 100 us. */
@@ -61,6 +64,11 @@ final class OverflowAggregator extends Aggregator {
         return exceedingMayWait ? null : messenger;
     }
 
+    @Override
+    public void bindDirectMessenger(Consumer<Messenger> holder) {
+        directHolder = holder;
+    }
+
     /** Under the lock: drains waiting calls first, then sends directly if room is left, else parks the call. */
     private boolean sendBehindExceeding(int tag, RecordWriter writer) {
         acquire();
@@ -72,7 +80,11 @@ final class OverflowAggregator extends Aggregator {
             }
             return park(tag, writer);
         } finally {
-            exceedingMayWait = tail != head; // read under the lock: sees the flusher's last drain
+            boolean mayWait = tail != head; // read under the lock: sees the flusher's last drain
+            if (mayWait != exceedingMayWait) {
+                exceedingMayWait = mayWait;
+                directHolder.accept(directMessenger()); // this thread's next call reads it
+            }
             release();
         }
     }

@@ -308,17 +308,9 @@ public final class FabricRuntime implements Fabric {
      * behind the last call (Seriema's aggregator shutdown, as in its MCTS framework).
      */
     void shutdownView(int view) {
-        ThreadContext context = context();
-        int previous = context.enterView(view);
-        try {
-            for (ThreadContext.Route route : context.routes()) {
-                if (route != null) {
-                    route.channel.send(InvocationRecords.SHUTDOWN_SIGNAL, (target, offset, limit) -> limit >= 1 ? 1 : -1);
-                    route.channel.flush();
-                }
-            }
-        } finally {
-            context.enterView(previous);
+        for (ThreadContext.Route route : context().routesOf(view)) {
+            route.channel.send(InvocationRecords.SHUTDOWN_SIGNAL, (target, offset, limit) -> limit >= 1 ? 1 : -1);
+            route.channel.flush();
         }
     }
 
@@ -332,31 +324,17 @@ public final class FabricRuntime implements Fabric {
     }
 
     long bufferedBytes(int view) {
-        ThreadContext context = context();
-        int previous = context.enterView(view);
-        try {
-            long bytes = 0;
-            for (ThreadContext.Route route : context.routes()) {
-                bytes += route == null ? 0 : route.channel.bufferedBytes();
-            }
-            return bytes;
-        } finally {
-            context.enterView(previous);
+        long bytes = 0;
+        for (ThreadContext.Route route : context().routesOf(view)) {
+            bytes += route.channel.bufferedBytes();
         }
+        return bytes;
     }
 
     /** Flushes the calling thread's channels of one view. */
     void flushView(int view) {
-        ThreadContext context = context();
-        int previous = context.enterView(view);
-        try {
-            for (ThreadContext.Route route : context.routes()) {
-                if (route != null) {
-                    route.channel.flush();
-                }
-            }
-        } finally {
-            context.enterView(previous);
+        for (ThreadContext.Route route : context().routesOf(view)) {
+            route.channel.flush();
         }
     }
 
@@ -516,13 +494,13 @@ public final class FabricRuntime implements Fabric {
 
     /** The calling thread's route to {@code global} in its current view, created on first use. */
     private ThreadContext.Route route(ThreadContext context, int global) {
-        ThreadContext.Route route = context.routes()[global];
+        ThreadContext.Route route = context.route(global);
         return route != null ? route : newRoute(context, context.view(), global);
     }
 
     /** The calling thread's route to {@code global} in {@code view}, created on first use. */
     private ThreadContext.Route route(ThreadContext context, int view, int global) {
-        ThreadContext.Route route = context.routes(view)[global];
+        ThreadContext.Route route = context.route(view, global);
         return route != null ? route : newRoute(context, view, global);
     }
 
@@ -544,7 +522,7 @@ public final class FabricRuntime implements Fabric {
                 + ThreadId.fromLong(ThreadId.pack(destRank, global % threads)));
         ThreadContext.Route route = new ThreadContext.Route(channel, encoder,
                 new ChannelTarget(this, channel, destRank, false), new ChannelTarget(this, channel, destRank, true));
-        context.routes(view)[global] = route;
+        context.setRoute(view, global, route);
         return route;
     }
 
@@ -564,7 +542,7 @@ public final class FabricRuntime implements Fabric {
         int tag = sync != null && sync.mode() == Synchronizer.Mode.CONSUMED ? kind | ChunkLayout.TAG_NOTIFY : kind;
         // One call site of Messenger.send serves plain messengers and ovfl's direct path alike, so both take the same
         // inlined path; the aggregators' own send (at most two classes at that site) runs only to batch or park a call.
-        Messenger direct = channel instanceof Messenger messenger ? messenger : channel.directMessenger();
+        Messenger direct = route.direct;
         boolean sent = direct != null && direct.send(tag, writer) || direct != channel && channel.send(tag, writer);
         if (sync == null) {
             return sent;

@@ -27,6 +27,15 @@ public interface RecordChannel extends AutoCloseable {
         return null;
     }
 
+    /**
+     * Where the caller keeps this channel's {@link #directMessenger()}, so that its hot path reads a field of its own
+     * instead of asking the channel (a dependent load and a type check less per call). A channel whose answer can
+     * change hands it to {@code holder}, on the sending thread, before the change takes effect; the caller reads
+     * {@link #directMessenger()} once when it binds. Sending thread only.
+     */
+    default void bindDirectMessenger(java.util.function.Consumer<Messenger> holder) {
+    }
+
     /** Records accepted so far: the sequence number of the latest one. */
     long recordsSent();
 

@@ -7,8 +7,9 @@ import java.util.concurrent.locks.LockSupport;
 
 /**
  * The helper that keeps calls from waiting forever in a batch when their sender goes idle: while any aggregator may
- * hold unsent calls, every {@value #PERIOD_NANOS} ns it takes each such aggregator that is free and pushes out what
- * is older than its maxDelay. One daemon thread per JVM, started with the first aggregator.
+ * hold unsent calls, every {@value #PERIOD_NANOS} ns (a tick) it lets each such aggregator push out what has waited
+ * up to its maxDelay ({@link Aggregator#pushOutOverdue}). One daemon thread per JVM, started with the first
+ * aggregator.
  *
  * <p>While no aggregator holds unsent calls, the thread parks without a timeout, so an idle process stays idle
  * (polling every 200 us cost about 6% of a core per JVM here, measured). An aggregator sets its
@@ -60,32 +61,21 @@ final class AggregationFlusher {
         }
     }
 
-    /** Pushes out every free aggregator's overdue calls; true while some aggregator may still hold unsent calls. */
+    /** Pushes out every aggregator's overdue calls; true while some aggregator may still hold unsent calls. */
     private static boolean pushOutDue(long now) {
         boolean waiting = false;
         for (Aggregator aggregator : AGGREGATORS) {
             if (aggregator.isClosed() || !aggregator.unsentMayWait()) {
                 continue;
             }
-            if (!aggregator.tryAcquire()) {
-                waiting = true; // its sender holds it, so its sender will push it out, or leave it to us later
-                continue;
-            }
             try {
-                aggregator.flushIfDue(now);
-                if (aggregator.holdsUnsent()) {
-                    waiting = true;
-                } else {
-                    aggregator.clearUnsentMayWait(); // held: its sender cannot be adding a call meanwhile
-                }
+                waiting |= aggregator.pushOutOverdue(now);
             } catch (RuntimeException e) {
                 // A dead destination, typically: its sender learns it when it next publishes or flushes. Not retried
                 // every period.
                 aggregator.clearUnsentMayWait();
                 System.getLogger("fabricrpc.aggregation").log(System.Logger.Level.WARNING,
                         "cannot push out the calls of " + aggregator + ": " + e, e);
-            } finally {
-                aggregator.release();
             }
         }
         return waiting;

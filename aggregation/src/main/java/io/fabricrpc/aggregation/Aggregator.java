@@ -9,17 +9,17 @@ import java.lang.invoke.VarHandle;
 
 /**
  * An aggregator on top of one messenger (Seriema's {@code RDMAAggregator}): one per sender thread and destination,
- * created on demand by the aggregating fabric view. The sender thread uses it; the {@link AggregationFlusher}
- * thread pushes out calls that waited longer than {@code maxDelay}. The two hand the aggregator over through an
- * owner field (CAS to take it, release store to give it back; re-entrant for the owner, since a sender waiting for
- * room runs incoming calls that may send too), so neither ever sees the other's half-done work.
+ * created on demand by the aggregating fabric view. The sender thread uses it; the {@link AggregationFlusher} thread
+ * pushes out calls that waited up to {@code maxDelay} ({@link #pushOutOverdue}). How the two stay out of each
+ * other's way is each mode's own: TRADITIONAL's calls take no lock (the messenger orders its appends and another
+ * thread's publication), OVERFLOW's exceeding path takes the aggregator's lock.
  */
 abstract sealed class Aggregator implements RecordChannel permits TraditionalAggregator, OverflowAggregator {
-    private static final VarHandle OWNER;
+    private static final VarHandle UNSENT_MAY_WAIT;
 
     static {
         try {
-            OWNER = MethodHandles.lookup().findVarHandle(Aggregator.class, "owner", Thread.class);
+            UNSENT_MAY_WAIT = MethodHandles.lookup().findVarHandle(Aggregator.class, "unsentMayWait", boolean.class);
         } catch (ReflectiveOperationException e) {
             throw new ExceptionInInitializerError(e);
         }
@@ -28,13 +28,10 @@ abstract sealed class Aggregator implements RecordChannel permits TraditionalAgg
     final Messenger messenger;
     final AggregationConfig config;
     final long maxDelayNanos;
-    @SuppressWarnings("unused") // through OWNER
-    private volatile Thread owner;
-    private int holds;
     private volatile boolean closed;
     /**
-     * True from the first call that stays unsent in this aggregator until the flusher, holding the aggregator,
-     * finds none left. Written only with the aggregator held; read by the flusher without it.
+     * True from a call that stays unsent in this aggregator until the flusher finds none left
+     * ({@link #stopWatching}, {@link #clearUnsentMayWait}); the flusher looks only at aggregators where it is set.
      */
     private volatile boolean unsentMayWait;
 
@@ -45,41 +42,17 @@ abstract sealed class Aggregator implements RecordChannel permits TraditionalAgg
         AggregationFlusher.register(this);
     }
 
-    /** Takes the aggregator for the calling thread, waiting while the flusher holds it (a short push). */
-    final void acquire() {
-        Thread me = Thread.currentThread();
-        if ((Thread) OWNER.getAcquire(this) == me) {
-            holds++;
-            return;
-        }
-        while (!OWNER.compareAndSet(this, null, me)) { // acquire semantics: sees the last holder's writes
-            Thread.onSpinWait();
-        }
-        holds = 1;
-    }
+    /**
+     * Flusher, every tick while {@link #unsentMayWait()}: pushes out what waits longer than the mode allows.
+     *
+     * @return true while calls may still wait (look again next tick)
+     */
+    abstract boolean pushOutOverdue(long now);
 
-    /** For the flusher: takes the aggregator only if nobody holds it. */
-    final boolean tryAcquire() {
-        if (OWNER.compareAndSet(this, null, Thread.currentThread())) {
-            holds = 1;
-            return true;
-        }
-        return false;
-    }
-
-    final void release() {
-        if (--holds == 0) {
-            OWNER.setRelease(this, null); // publishes this holder's writes to the next
-        }
-    }
-
-    /** Flusher: push out what has waited longer than maxDelay. Called with the aggregator held. */
-    abstract void flushIfDue(long now);
-
-    /** Whether calls made through this aggregator wait in it, unsent. Called with the aggregator held. */
-    abstract boolean holdsUnsent();
-
-    /** With the aggregator held, when a call stays unsent: the flusher must look at this aggregator from now on. */
+    /**
+     * The sender, holding the aggregator's lock (OVERFLOW), when a call stays unsent: the flusher must look at this
+     * aggregator from now on. The flusher clears the flag only under the same lock.
+     */
     final void noteUnsent() {
         if (!unsentMayWait) {
             unsentMayWait = true; // volatile store before the wake-up's volatile load (IdleHandshake)
@@ -87,11 +60,38 @@ abstract sealed class Aggregator implements RecordChannel permits TraditionalAgg
         }
     }
 
+    /**
+     * The sender, without a lock (TRADITIONAL), after appending the first call of a batch: always a volatile store,
+     * after the append's own stores; {@link #stopWatching} pairs with it.
+     */
+    final void markUnsent() {
+        unsentMayWait = true; // volatile store before the wake-up's volatile load (IdleHandshake)
+        AggregationFlusher.wakeIfAsleep();
+    }
+
+    /**
+     * Flusher, having found nothing unsent: clears the flag unless a call turns out to wait after all. The CAS reads
+     * the sender's latest {@link #markUnsent} store if there is one, so the look after it sees that call's append;
+     * a store after the CAS leaves the flag set.
+     *
+     * @return true if the flag stays cleared
+     */
+    final boolean stopWatching(java.util.function.BooleanSupplier nothingWaits) {
+        if (!UNSENT_MAY_WAIT.compareAndSet(this, true, false)) {
+            return !unsentMayWait;
+        }
+        if (nothingWaits.getAsBoolean()) {
+            return true;
+        }
+        unsentMayWait = true;
+        return false;
+    }
+
     final boolean unsentMayWait() {
         return unsentMayWait;
     }
 
-    /** Flusher, with the aggregator held and nothing unsent in it. */
+    /** Flusher, with the aggregator's lock held and nothing unsent in it (OVERFLOW). */
     final void clearUnsentMayWait() {
         unsentMayWait = false;
     }
@@ -113,12 +113,6 @@ abstract sealed class Aggregator implements RecordChannel permits TraditionalAgg
     @Override
     public Link link() {
         return messenger.link();
-    }
-
-    /** The aggregator is taken (a lock) around its flush: any thread may run it. */
-    @Override
-    public void flushFromAnotherThread() {
-        flush();
     }
 
     @Override

@@ -13,6 +13,8 @@ import org.agrona.concurrent.IdleStrategy;
 
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
+import java.lang.invoke.MethodHandles;
+import java.lang.invoke.VarHandle;
 import java.util.function.Consumer;
 
 /**
@@ -27,6 +29,24 @@ import java.util.function.Consumer;
  * </pre>
  */
 final class OverflowAggregator extends Aggregator {
+    private static final VarHandle OWNER;
+
+    static {
+        try {
+            OWNER = MethodHandles.lookup().findVarHandle(OverflowAggregator.class, "owner", Thread.class);
+        } catch (ReflectiveOperationException e) {
+            throw new ExceptionInInitializerError(e);
+        }
+    }
+
+    /**
+     * The aggregator's lock, taken by the sender on the exceeding path and by the flusher to drain: an owner field
+     * (CAS to take it, release store to give it back; re-entrant for the owner, since a sender waiting for room runs
+     * incoming calls that may send too), so neither ever sees the other's half-done work.
+     */
+    @SuppressWarnings("unused") // through OWNER
+    private volatile Thread owner;
+    private int holds;
     private final Transport transport;
     private LocalRegion exceeding;
     private long head;
@@ -86,6 +106,34 @@ final class OverflowAggregator extends Aggregator {
                 directHolder.accept(directMessenger()); // this thread's next call reads it
             }
             release();
+        }
+    }
+
+    /** Takes the aggregator for the calling thread, waiting while the flusher holds it (a short drain). */
+    private void acquire() {
+        Thread me = Thread.currentThread();
+        if ((Thread) OWNER.getAcquire(this) == me) {
+            holds++;
+            return;
+        }
+        while (!OWNER.compareAndSet(this, null, me)) { // acquire semantics: sees the last holder's writes
+            Thread.onSpinWait();
+        }
+        holds = 1;
+    }
+
+    /** For the flusher: takes the aggregator only if nobody holds it. */
+    private boolean tryAcquire() {
+        if (OWNER.compareAndSet(this, null, Thread.currentThread())) {
+            holds = 1;
+            return true;
+        }
+        return false;
+    }
+
+    private void release() {
+        if (--holds == 0) {
+            OWNER.setRelease(this, null); // publishes this holder's writes to the next
         }
     }
 
@@ -178,16 +226,24 @@ final class OverflowAggregator extends Aggregator {
         tail = live;
     }
 
+    /** Takes the aggregator if its sender does not hold it, and drains exceeding calls older than maxDelay. */
     @Override
-    void flushIfDue(long now) {
-        if (tail > head && now - oldestExceeding >= maxDelayNanos) {
-            drain();
+    boolean pushOutOverdue(long now) {
+        if (!tryAcquire()) {
+            return true; // its sender holds it, so its sender will push it out, or leave it to us later
         }
-    }
-
-    @Override
-    boolean holdsUnsent() {
-        return tail > head;
+        try {
+            if (tail > head && now - oldestExceeding >= maxDelayNanos) {
+                drain();
+            }
+            if (tail > head) {
+                return true;
+            }
+            clearUnsentMayWait(); // held: its sender cannot be parking a call meanwhile
+            return false;
+        } finally {
+            release();
+        }
     }
 
     @Override

@@ -5,54 +5,65 @@ import io.fabricrpc.messaging.RecordWriter;
 
 /**
  * TRADITIONAL mode: every call is serialized at the chunk position it will occupy at the receiver, and the batch is
- * published at once when it holds {@code batchBytes}, on {@link #flush()}, or {@code maxDelay} after its first call.
- * Zero-copy: under RDMA the calls go into the messenger's registered staging memory and the batch is one WRITE from
- * there; under shared memory large calls (see {@code Messenger.WINDOW_APPEND_MIN_RECORD}) go straight into the
- * receiver's mapped chunk, unseen until the batch's first header is stored with release, so publishing copies
- * nothing; small ones are batched in staging and copied once per batch, which measured faster.
+ * published at once when it holds {@code batchBytes}, on {@link #flush()}, or by the flusher once it has waited
+ * {@code maxDelay} at most. Zero-copy: under RDMA the calls go into the messenger's registered staging memory and the
+ * batch is one WRITE from there; under shared memory large calls (see {@code Messenger.WINDOW_APPEND_MIN_RECORD}) go
+ * straight into the receiver's mapped chunk, unseen until the batch's first header is stored with release, so
+ * publishing copies nothing; small ones are batched in staging and copied once per batch, which measured faster.
+ *
+ * <p>No lock and no clock per call. The sender appends; the flusher publishes what the sender left waiting through
+ * {@link Messenger#publishAppendedFromAnotherThread}, which never races an append (Messenger's class doc). The
+ * flusher tells a batch that waits from one that moves by the batch's start ({@link Messenger#unpublishedBatch}):
+ * one seen at the same start for {@code ticksToPushOut} ticks in a row has waited at least that many ticks, and less
+ * than one more, so it goes out before {@code maxDelay} (a tick is {@value AggregationFlusher#PERIOD_NANOS} ns; a
+ * maxDelay under two ticks is rounded up to two).
  */
 final class TraditionalAggregator extends Aggregator {
     private final int batchBytes;
+    private final int ticksToPushOut;
     private long recordsAccepted;
-    /** When the oldest unsent call of the current batch was made (written with the aggregator held). */
-    private volatile long oldestUnsent;
+    /** Flusher thread only: the unpublished batch seen at its previous ticks, and for how many ticks since. */
+    private long seenBatch = -1;
+    private int ticksSeen;
+    private final java.util.function.BooleanSupplier nothingWaits = () -> messenger.unpublishedBatch() < 0;
 
     TraditionalAggregator(Messenger messenger, AggregationConfig config) {
         super(messenger, config);
         this.batchBytes = config.batchBytes();
+        this.ticksToPushOut = (int) Math.max(1, Math.min(Integer.MAX_VALUE,
+                maxDelayNanos / AggregationFlusher.PERIOD_NANOS - 1));
     }
 
     @Override
     public boolean send(int tag, RecordWriter writer) {
-        acquire();
-        try {
-            boolean first = messenger.stagedBytes() == 0;
-            if (!messenger.append(tag, writer)) {
-                return false;
-            }
-            recordsAccepted++;
-            if (messenger.stagedBytes() >= batchBytes) {
-                messenger.publish();
-            } else if (first) {
-                oldestUnsent = System.nanoTime(); // once per batch, not per call
-                noteUnsent();
-            }
-            return true;
-        } finally {
-            release();
+        boolean first = messenger.stagedBytes() == 0;
+        if (!messenger.append(tag, writer)) {
+            return false;
         }
-    }
-
-    @Override
-    void flushIfDue(long now) {
-        if (messenger.stagedBytes() > 0 && now - oldestUnsent >= maxDelayNanos) {
+        recordsAccepted++;
+        if (messenger.stagedBytes() >= batchBytes) {
             messenger.publish();
+        } else if (first) {
+            markUnsent(); // once per batch, after its first append
         }
+        return true;
     }
 
     @Override
-    boolean holdsUnsent() {
-        return messenger.stagedBytes() > 0;
+    boolean pushOutOverdue(long now) {
+        long batch = messenger.unpublishedBatch();
+        if (batch < 0) {
+            seenBatch = -1;
+            return !stopWatching(nothingWaits);
+        }
+        if (batch != seenBatch) {
+            seenBatch = batch; // the sender published since the last tick: what waits now is younger than a tick
+            ticksSeen = 0;
+        } else if (++ticksSeen >= ticksToPushOut) {
+            messenger.publishAppendedFromAnotherThread();
+            seenBatch = -1;
+        }
+        return true;
     }
 
     @Override
@@ -60,14 +71,17 @@ final class TraditionalAggregator extends Aggregator {
         return messenger.recordsSent();
     }
 
+    /** The sender's flush: the batch, and then the messenger's own flush. */
     @Override
     public void flush() {
-        acquire();
-        try {
-            messenger.flush();
-        } finally {
-            release();
-        }
+        messenger.flush();
+    }
+
+    /** Publishes what the sender appended so far, without racing it (no lock on its appends). */
+    @Override
+    public void flushFromAnotherThread() {
+        messenger.publishAppendedFromAnotherThread();
+        messenger.publishDeferred();
     }
 
     @Override

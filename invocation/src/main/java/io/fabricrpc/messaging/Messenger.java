@@ -56,6 +56,21 @@ import java.util.concurrent.locks.ReentrantLock;
  * sent by whoever claims it with a CAS to -1 (the sender, or the flusher, which claims before it writes and writes
  * under {@code publicationLock}), and the sender extends a held range by CAS only, so a range the flusher has
  * claimed is never extended. A flag-only range is replaced, not extended, when the next WRITE marks FOLLOWS.
+ *
+ * <p><b>Appended records published by another thread</b> ({@link #append}, {@link #publishAppendedFromAnotherThread};
+ * traditional aggregation, whose flusher pushes out a batch its sender left waiting). No lock per append; the
+ * invariant is that the two threads never write the same bytes unordered:
+ * <ul>
+ *   <li>the sender writes only beyond {@code appended} (the end of the appended records, packed
+ *   {@code sealed << 32 | position} so that an end in a chunk since left is recognised as stale), and stores the new
+ *   end with release after each append;</li>
+ *   <li>every publication of appended records, the sender's and the other thread's, holds {@code publicationLock},
+ *   publishes {@code [published, end)} and then stores {@code published} with release; the sender reads it with
+ *   acquire;</li>
+ *   <li>over a window, a batch's first header is held ({@code heldHeaderAt}) until the batch is published; every
+ *   other appended header is stored with release, since the records before it may have been published by the other
+ *   thread already, and the receiver reads on as soon as a header lands.</li>
+ * </ul>
  */
 public final class Messenger implements RecordChannel {
     private final MessagingNode node;
@@ -81,7 +96,10 @@ public final class Messenger implements RecordChannel {
     private int growthSinceSeal;
     private long lastTicket;
     private long recordsSent;
-    /** Bytes of the current chunk already written and published; records beyond it wait in staging. */
+    /**
+     * Bytes of the current chunk already written and published; records beyond it wait in staging (or, appended, in
+     * the window). Stored with release ({@link #setPublished}): another thread may publish appended records.
+     */
     private long published;
     /** The current chunk is sealed and the move to the next one waits for the receiver to free it. */
     private boolean currentSealed;
@@ -89,17 +107,29 @@ public final class Messenger implements RecordChannel {
     private Runnable waitHelper = () -> { };
 
     private static final VarHandle DEFERRED;
+    private static final VarHandle PUBLISHED;
+    private static final VarHandle APPENDED;
 
     static {
         try {
             DEFERRED = MethodHandles.lookup().findVarHandle(Messenger.class, "deferred", long.class);
+            PUBLISHED = MethodHandles.lookup().findVarHandle(Messenger.class, "published", long.class);
+            APPENDED = MethodHandles.lookup().findVarHandle(Messenger.class, "appended", long.class);
         } catch (ReflectiveOperationException e) {
             throw new ExceptionInInitializerError(e);
         }
     }
 
-    /** The header of the record at {@code published} while appended records wait in the window (see append). */
+    /** The header of the record at {@code heldHeaderAt} while appended records wait in the window (see append). */
     private int firstUnpublishedHeader;
+    /** Where the held first header of an appended batch in the window goes, or -1 (see the class doc). */
+    private long heldHeaderAt = -1;
+    /**
+     * The end of the appended records, {@code sealed << 32 | position}, stored with release after each append and
+     * read with acquire by another thread's publication (see the class doc). Accessed through {@link #APPENDED}.
+     */
+    @SuppressWarnings("unused")
+    private long appended;
     /**
      * Appended records at least this large on average go straight into a mapped window; smaller ones are batched in
      * staging and copied once per batch. Measured on shm (trad, build against build): direct writes gained 15-20% at
@@ -317,7 +347,22 @@ public final class Messenger implements RecordChannel {
         // publication as Link.writePublished after a copy; here there is nothing to copy).
         ChunkLayout.HEADER.setRelease(window, at, header);
         position += ChunkLayout.recordSize(length);
-        published = position;
+        setPublished(position);
+    }
+
+    /** Release: pairs with the acquiring reads of a thread that publishes or counts appended records. */
+    private void setPublished(long value) {
+        PUBLISHED.setRelease(this, value);
+    }
+
+    /** {@code published} as another thread's publication of appended records may have left it. */
+    private long publishedAcquire() {
+        return (long) PUBLISHED.getAcquire(this);
+    }
+
+    /** Release, after the appended record's bytes: another thread may publish up to here from now on. */
+    private void noteAppended() {
+        APPENDED.setRelease(this, sealed << 32 | position);
     }
 
     /** {@link #send(int, RecordWriter)} before set-up or while RETRY_ASYNC calls are queued. */
@@ -411,6 +456,9 @@ public final class Messenger implements RecordChannel {
                 }
             }
         }
+        if (!publishNow) {
+            noteAppended();
+        }
         return true;
     }
 
@@ -501,6 +549,7 @@ public final class Messenger implements RecordChannel {
             writer.writeKnown(stagingSegment, at + ChunkLayout.RECORD_HEADER_LENGTH);
             stage(tag, at, length);
         }
+        noteAppended();
         return true;
     }
 
@@ -525,11 +574,55 @@ public final class Messenger implements RecordChannel {
         return true;
     }
 
-    /** Sends every appended record not yet sent, and any waiting flag. */
+    /** Sends every appended record not yet sent, and any waiting flag. Sender thread. */
     public void publish() {
         if (ring.length != 0) {
-            publishStaged(false);
+            publicationLock.lock(); // another thread may be publishing appended records (see the class doc)
+            try {
+                publishStaged(false);
+            } finally {
+                publicationLock.unlock();
+            }
         }
+    }
+
+    /**
+     * Publishes the records appended so far, from any thread, without racing the sender's appends (see the class
+     * doc): what a sender that went quiet left waiting. Never waits for room; a dead destination is left to the
+     * sender, which learns it when it next publishes.
+     */
+    public void publishAppendedFromAnotherThread() {
+        publicationLock.lock();
+        try {
+            long end = (long) APPENDED.getAcquire(this); // sees the appended bytes, and the batch's held header
+            long from = published; // written under this lock
+            if (closed || ring.length == 0 || currentSealed || end >>> 32 != sealed || (end & 0xFFFF_FFFFL) <= from) {
+                return; // nothing appended waits in the current chunk (a chunk left was published by its seal)
+            }
+            end &= 0xFFFF_FFFFL;
+            if (heldHeaderAt >= 0) {
+                ChunkLayout.HEADER.setRelease(window, heldHeaderAt, firstUnpublishedHeader); // after the batch's bytes
+                heldHeaderAt = -1;
+            } else if (window == null || !batchInWindow) {
+                publishRange(ChunkLayout.DATA_OFFSET + from, ChunkLayout.DATA_OFFSET + end, false);
+            } // else appended into the window behind headers already published: each header published its record
+            setPublished(end);
+        } catch (PeerFailedException e) {
+            // The destination is gone: the sender is told when it next publishes or flushes.
+        } finally {
+            publicationLock.unlock();
+        }
+    }
+
+    /**
+     * For another thread watching for a batch that stays unpublished: {@code published} qualified by the chunk of the
+     * latest append ({@code chunk << 32 | published}) while appended records wait unpublished, -1 when none do.
+     * Racy, a hint: the publication itself checks again.
+     */
+    public long unpublishedBatch() {
+        long end = (long) APPENDED.getAcquire(this);
+        long from = publishedAcquire();
+        return (end & 0xFFFF_FFFFL) > from ? (end & ~0xFFFF_FFFFL) | from : -1;
     }
 
     /**
@@ -626,9 +719,9 @@ public final class Messenger implements RecordChannel {
         return config.publicationDelay();
     }
 
-    /** Bytes appended but not yet sent. */
+    /** Bytes appended but not yet sent. Sender thread. */
     public long stagedBytes() {
-        return position - published;
+        return position - publishedAcquire();
     }
 
     /**
@@ -667,7 +760,7 @@ public final class Messenger implements RecordChannel {
         // The first header lands after the rest of the batch: it publishes all of it.
         lastTicket = link.writePublished(source, offset, chunk, ChunkLayout.DATA_OFFSET + position, take);
         position += take;
-        published = position;
+        setPublished(position);
         recordsSent += records;
         return take;
     }
@@ -693,7 +786,7 @@ public final class Messenger implements RecordChannel {
      * {@link #WINDOW_APPEND_MIN_RECORD}).
      */
     private boolean countAppendAndChooseWindow() {
-        if (published == position) {
+        if (publishedAcquire() == position) {
             batchInWindow = appendsInWindow;
         }
         batchRecords++;
@@ -702,14 +795,16 @@ public final class Messenger implements RecordChannel {
 
     /**
      * Frames a record appended straight into the window (shared memory: the receiver's own chunk, so publishing it
-     * later copies nothing). The batch's first header is its flag and stays zero in the chunk until
-     * {@link #publishStaged} stores it with release; later headers of the batch are plain stores it covers.
+     * later copies nothing). The batch's first header is its flag and stays zero in the chunk until a publication
+     * stores it with release; a later header of the batch is stored with release too: the records before it may have
+     * been published by another thread meanwhile (see the class doc), and then this header publishes its record.
      */
     private void appendedInWindow(long at, int header, long length) {
-        if (at == ChunkLayout.DATA_OFFSET + published) {
+        if (at == ChunkLayout.DATA_OFFSET + publishedAcquire()) {
             firstUnpublishedHeader = header;
+            heldHeaderAt = at;
         } else {
-            window.set(ValueLayout.JAVA_INT_UNALIGNED, at, header); // plain: unread until the first header is released
+            ChunkLayout.HEADER.setRelease(window, at, header);
         }
         position += ChunkLayout.recordSize(length);
     }
@@ -736,16 +831,19 @@ public final class Messenger implements RecordChannel {
             appendsInWindow = position - published >= (long) WINDOW_APPEND_MIN_RECORD * batchRecords;
             batchRecords = 0;
             if (batchInWindow) {
-                // Appended into the window: release, so the batch's bytes (plain stores by this thread, or by one
-                // that handed the messenger over through the aggregator's lock) become visible before its first header.
+                // Appended into the window: release, so the batch's bytes become visible before its first header. If
+                // another thread published the batch's start meanwhile, every header since is out already.
                 link.checkAlive();
-                ChunkLayout.HEADER.setRelease(window, ChunkLayout.DATA_OFFSET + published, firstUnpublishedHeader);
-                published = position;
+                if (heldHeaderAt >= 0) {
+                    ChunkLayout.HEADER.setRelease(window, heldHeaderAt, firstUnpublishedHeader);
+                    heldHeaderAt = -1;
+                }
+                setPublished(position);
                 return;
             }
         }
         publishRange(ChunkLayout.DATA_OFFSET + published, ChunkLayout.DATA_OFFSET + position, defer && window == null);
-        published = position;
+        setPublished(position);
     }
 
     /**
@@ -813,7 +911,7 @@ public final class Messenger implements RecordChannel {
         // sent it already, so these records start a range of their own instead.
         if (waiting >= 0 && (waiting & UNSENT) != 0
                 && DEFERRED.compareAndSet(this, waiting, range(rangeStart(waiting), to, true))) {
-            published = position;
+            setPublished(position);
             watchDeferred();
             return;
         }
@@ -823,7 +921,7 @@ public final class Messenger implements RecordChannel {
             markFollows(from);
         }
         DEFERRED.setVolatile(this, range(from, to, true)); // replaces a flag-only range: FOLLOWS stands for it
-        published = position;
+        setPublished(position);
         watchDeferred();
     }
 
@@ -874,7 +972,7 @@ public final class Messenger implements RecordChannel {
         current = current + 1 == ring.length ? 0 : current + 1;
         window = link.directWindow(ring[current]);
         position = 0;
-        published = 0;
+        setPublished(0);
         currentSealed = false;
         link.awaitCompletion(lastTicket); // staging is refilled from offset 0: earlier writes must have read it
         return true;

@@ -438,6 +438,57 @@ public abstract class MessengerTest {
         }
     }
 
+    /**
+     * The aggregation flusher's push-out without its pacing: another thread publishes appended records as fast as it
+     * can while the sender appends (small records batched in staging, large ones in the window, writers of known and
+     * unknown length) and publishes full batches itself. Every record arrives once, in order, with its bytes, across
+     * chunk changes and RETRY waits.
+     */
+    @Test
+    void anotherThreadPublishingAppendedRecordsNeverRacesTheSender() throws Exception {
+        long id = 0x3_0000_0000L;
+        long records = 200_000 / slowdown();
+        MessengerConfig config = MessengerConfig.defaults().withChunks(4096, 2, 4);
+        AtomicReference<Throwable> failure = new AtomicReference<>();
+        AtomicBoolean stop = new AtomicBoolean();
+        java.util.concurrent.atomic.AtomicLong pushes = new java.util.concurrent.atomic.AtomicLong();
+        try (Messenger messenger = messenger(id, config)) {
+            Thread pusher = Thread.ofPlatform().start(() -> {
+                while (!stop.get()) {
+                    messenger.publishAppendedFromAnotherThread();
+                    pushes.incrementAndGet();
+                }
+            });
+            Thread sender = Thread.ofPlatform().start(() -> {
+                try {
+                    for (long i = 0; i < records; i++) {
+                        int padding = (i / 500) % 2 == 0 ? (int) (i % 3) * 4 : 200 + (int) (i % 3) * 4;
+                        assertTrue(messenger.append(0, i % 2 == 0 ? record(id, i, padding) : knownRecord(id, i, padding)));
+                        if (messenger.stagedBytes() >= 1024) {
+                            messenger.publish();
+                        }
+                    }
+                    messenger.publish();
+                } catch (Throwable t) {
+                    failure.compareAndSet(null, t);
+                }
+            });
+            OrderChecker checker = new OrderChecker();
+            try {
+                drain(checker, records);
+            } finally {
+                stop.set(true);
+                sender.join();
+                pusher.join();
+            }
+            assertNull(failure.get());
+            assertTrue(pushes.get() > 0);
+            Thread.sleep(20);
+            assertEquals(0, receiver.processCalls(checker), "no record delivered twice");
+            assertEquals(records, checker.total);
+        }
+    }
+
     @Test
     void recordsArriveExactlyOnceAndInOrderPerSender() throws Exception {
         int senderThreads = 3;

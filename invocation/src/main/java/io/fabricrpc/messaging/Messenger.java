@@ -58,18 +58,22 @@ import java.util.concurrent.locks.ReentrantLock;
  * claimed is never extended. A flag-only range is replaced, not extended, when the next WRITE marks FOLLOWS.
  *
  * <p><b>Appended records published by another thread</b> ({@link #append}, {@link #publishAppendedFromAnotherThread};
- * traditional aggregation, whose flusher pushes out a batch its sender left waiting). No lock per append; the
- * invariant is that the two threads never write the same bytes unordered:
+ * traditional aggregation, whose flusher pushes out a batch its sender left waiting). No lock per append. Invariant:
+ * the two threads write no byte of the chunk differently, and none unordered with the reader:
  * <ul>
  *   <li>the sender writes only beyond {@code appended} (the end of the appended records, packed
- *   {@code sealed << 32 | position} so that an end in a chunk since left is recognised as stale), and stores the new
- *   end with release after each append;</li>
- *   <li>every publication of appended records, the sender's and the other thread's, holds {@code publicationLock},
- *   publishes {@code [published, end)} and then stores {@code published} with release; the sender reads it with
- *   acquire;</li>
- *   <li>over a window, a batch's first header is held ({@code heldHeaderAt}) until the batch is published; every
- *   other appended header is stored with release, since the records before it may have been published by the other
- *   thread already, and the receiver reads on as soon as a header lands.</li>
+ *   {@code sealed << 32 | IN_WINDOW? | position}: an end in a chunk since left is recognised as stale, and the
+ *   batch's kind travels with its end) and stores the new end with release after each append;</li>
+ *   <li>over a window, a batch's first header is held ({@code held}: its offset and value in one word, stored with
+ *   release after the record) until the batch is published, and every other appended header is stored with
+ *   release: the records before it may have been published by the other thread already, and the receiver reads on
+ *   as soon as a header lands. Publishing such a batch is storing the held header, which either thread may do, in
+ *   any order and twice: the same value at the same place, and no chunk is left (sealed) while the other thread is
+ *   at it, since that thread holds {@code publicationLock} and so does a seal;</li>
+ *   <li>a batch in staging is copied into the chunk, by either thread under {@code publicationLock} only: over RDMA
+ *   a range must not be written twice while the receiver reads on behind it;</li>
+ *   <li>{@code published} only grows: stored with release by the sender, moved by the other thread with a CAS from
+ *   the value it started from; the sender reads it with acquire.</li>
  * </ul>
  */
 public final class Messenger implements RecordChannel {
@@ -109,21 +113,28 @@ public final class Messenger implements RecordChannel {
     private static final VarHandle DEFERRED;
     private static final VarHandle PUBLISHED;
     private static final VarHandle APPENDED;
+    private static final VarHandle HELD;
 
     static {
         try {
             DEFERRED = MethodHandles.lookup().findVarHandle(Messenger.class, "deferred", long.class);
             PUBLISHED = MethodHandles.lookup().findVarHandle(Messenger.class, "published", long.class);
             APPENDED = MethodHandles.lookup().findVarHandle(Messenger.class, "appended", long.class);
+            HELD = MethodHandles.lookup().findVarHandle(Messenger.class, "held", long.class);
         } catch (ReflectiveOperationException e) {
             throw new ExceptionInInitializerError(e);
         }
     }
 
-    /** The header of the record at {@code heldHeaderAt} while appended records wait in the window (see append). */
-    private int firstUnpublishedHeader;
-    /** Where the held first header of an appended batch in the window goes, or -1 (see the class doc). */
-    private long heldHeaderAt = -1;
+    /**
+     * The held first header of an appended batch in the window, {@code offset << 32 | header}, or -1 (see the class
+     * doc). Accessed through {@link #HELD}.
+     */
+    @SuppressWarnings("unused")
+    private long held = -1;
+    /** In {@code appended}: the batch goes into the window (else staging). */
+    private static final long IN_WINDOW = 0x8000_0000L;
+    private static final long APPENDED_POSITION = 0x7FFF_FFFFL;
     /**
      * The end of the appended records, {@code sealed << 32 | position}, stored with release after each append and
      * read with acquire by another thread's publication (see the class doc). Accessed through {@link #APPENDED}.
@@ -362,7 +373,12 @@ public final class Messenger implements RecordChannel {
 
     /** Release, after the appended record's bytes: another thread may publish up to here from now on. */
     private void noteAppended() {
-        APPENDED.setRelease(this, sealed << 32 | position);
+        APPENDED.setRelease(this, sealed << 32 | (batchInWindow && window != null ? IN_WINDOW : 0) | position);
+    }
+
+    /** Stores a held first header (release: after its record's bytes; a no-op if another thread stored it). */
+    private void publishHeld(long held) {
+        ChunkLayout.HEADER.setRelease(window, held >>> 32, (int) held);
     }
 
     /** {@link #send(int, RecordWriter)} before set-up or while RETRY_ASYNC calls are queued. */
@@ -576,13 +592,18 @@ public final class Messenger implements RecordChannel {
 
     /** Sends every appended record not yet sent, and any waiting flag. Sender thread. */
     public void publish() {
-        if (ring.length != 0) {
-            publicationLock.lock(); // another thread may be publishing appended records (see the class doc)
-            try {
-                publishStaged(false);
-            } finally {
-                publicationLock.unlock();
-            }
+        if (ring.length == 0) {
+            return;
+        }
+        if (window != null && batchInWindow && published != position) {
+            publishStaged(false); // a batch in the window: no lock (see the class doc)
+            return;
+        }
+        publicationLock.lock(); // a copy from staging: another thread may be publishing appended records
+        try {
+            publishStaged(false);
+        } finally {
+            publicationLock.unlock();
         }
     }
 
@@ -592,21 +613,26 @@ public final class Messenger implements RecordChannel {
      * sender, which learns it when it next publishes.
      */
     public void publishAppendedFromAnotherThread() {
-        publicationLock.lock();
+        publicationLock.lock(); // no seal meanwhile, and no other copy from staging
         try {
-            long end = (long) APPENDED.getAcquire(this); // sees the appended bytes, and the batch's held header
-            long from = published; // written under this lock
-            if (closed || ring.length == 0 || currentSealed || end >>> 32 != sealed || (end & 0xFFFF_FFFFL) <= from) {
+            long appendedEnd = (long) APPENDED.getAcquire(this); // sees the appended bytes and the held header
+            long from = publishedAcquire();
+            long end = appendedEnd & APPENDED_POSITION;
+            if (closed || ring.length == 0 || currentSealed || appendedEnd >>> 32 != sealed || end <= from) {
                 return; // nothing appended waits in the current chunk (a chunk left was published by its seal)
             }
-            end &= 0xFFFF_FFFFL;
-            if (heldHeaderAt >= 0) {
-                ChunkLayout.HEADER.setRelease(window, heldHeaderAt, firstUnpublishedHeader); // after the batch's bytes
-                heldHeaderAt = -1;
-            } else if (window == null || !batchInWindow) {
+            if ((appendedEnd & IN_WINDOW) != 0) {
+                long first = (long) HELD.getAcquire(this);
+                if (first >= 0 && first >>> 32 < ChunkLayout.DATA_OFFSET + end) {
+                    publishHeld(first); // the sender may store it too, or have: the same header
+                    HELD.compareAndSet(this, first, -1L);
+                } // else every header up to `end` is out already
+                PUBLISHED.compareAndSet(this, from, end); // unless the sender published further meanwhile
+            } else {
+                // The sender copies from staging under this lock only: `published` cannot move meanwhile.
                 publishRange(ChunkLayout.DATA_OFFSET + from, ChunkLayout.DATA_OFFSET + end, false);
-            } // else appended into the window behind headers already published: each header published its record
-            setPublished(end);
+                setPublished(end);
+            }
         } catch (PeerFailedException e) {
             // The destination is gone: the sender is told when it next publishes or flushes.
         } finally {
@@ -622,7 +648,7 @@ public final class Messenger implements RecordChannel {
     public long unpublishedBatch() {
         long end = (long) APPENDED.getAcquire(this);
         long from = publishedAcquire();
-        return (end & 0xFFFF_FFFFL) > from ? (end & ~0xFFFF_FFFFL) | from : -1;
+        return (end & APPENDED_POSITION) > from ? (end & ~0xFFFF_FFFFL) | from : -1;
     }
 
     /**
@@ -801,8 +827,7 @@ public final class Messenger implements RecordChannel {
      */
     private void appendedInWindow(long at, int header, long length) {
         if (at == ChunkLayout.DATA_OFFSET + publishedAcquire()) {
-            firstUnpublishedHeader = header;
-            heldHeaderAt = at;
+            HELD.setRelease(this, at << 32 | (header & 0xFFFF_FFFFL)); // after the record's bytes
         } else {
             ChunkLayout.HEADER.setRelease(window, at, header);
         }
@@ -834,9 +859,10 @@ public final class Messenger implements RecordChannel {
                 // Appended into the window: release, so the batch's bytes become visible before its first header. If
                 // another thread published the batch's start meanwhile, every header since is out already.
                 link.checkAlive();
-                if (heldHeaderAt >= 0) {
-                    ChunkLayout.HEADER.setRelease(window, heldHeaderAt, firstUnpublishedHeader);
-                    heldHeaderAt = -1;
+                long first = (long) HELD.getAcquire(this); // this thread's, or cleared by the other's publication
+                if (first >= 0) {
+                    publishHeld(first);
+                    HELD.setRelease(this, -1L);
                 }
                 setPublished(position);
                 return;

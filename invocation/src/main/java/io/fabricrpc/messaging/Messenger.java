@@ -136,8 +136,9 @@ public final class Messenger implements RecordChannel {
     private static final long IN_WINDOW = 0x8000_0000L;
     private static final long APPENDED_POSITION = 0x7FFF_FFFFL;
     /**
-     * The end of the appended records, {@code sealed << 32 | position}, stored with release after each append and
-     * read with acquire by another thread's publication (see the class doc). Accessed through {@link #APPENDED}.
+     * The end of the appended records, {@code sealed << 32 | IN_WINDOW? | position}, stored with release after each
+     * append and read with acquire by another thread's publication (see the class doc). Accessed through
+     * {@link #APPENDED}.
      */
     @SuppressWarnings("unused")
     private long appended;

@@ -21,7 +21,6 @@ import io.fabricrpc.messaging.RecordWriter;
 final class TraditionalAggregator extends Aggregator {
     private final int batchBytes;
     private final int ticksToPushOut;
-    private long recordsAccepted;
     /** Flusher thread only: the unpublished batch seen at its previous ticks, and for how many ticks since. */
     private long seenBatch = -1;
     private int ticksSeen;
@@ -40,7 +39,6 @@ final class TraditionalAggregator extends Aggregator {
         if (!messenger.append(tag, writer)) {
             return false;
         }
-        recordsAccepted++;
         if (messenger.stagedBytes() >= batchBytes) {
             messenger.publish();
         } else if (first) {
@@ -87,10 +85,6 @@ final class TraditionalAggregator extends Aggregator {
     @Override
     public long bufferedBytes() {
         return messenger.stagedBytes();
-    }
-
-    long recordsAccepted() {
-        return recordsAccepted;
     }
 
     @Override

@@ -24,7 +24,7 @@ final class ThreadContext {
     final Thread thread;
     /** The view (0 = plain messengers; others, e.g. aggregators) whose channels the current call uses. */
     private int view;
-    /** {@code view * threads}: where {@link #view}'s routes start in {@link #routes}. */
+    /** {@code view * threads}: where {@link #view}'s routes start in {@link #routes} (kept: no multiply per call). */
     private int viewBase;
     private final int threads;
     /**
@@ -113,14 +113,15 @@ final class ThreadContext {
 
     /** The current view's route to global thread {@code global}, or null before its first use. */
     Route route(int global) {
-        int at = viewBase + global;
-        Route[] all = routes;
-        return at < all.length ? all[at] : null;
+        return routeAt(viewBase + global);
     }
 
     /** {@code view}'s route to global thread {@code global}, or null before its first use. */
     Route route(int view, int global) {
-        int at = view * threads + global;
+        return routeAt(view * threads + global);
+    }
+
+    private Route routeAt(int at) {
         Route[] all = routes;
         return at < all.length ? all[at] : null;
     }

@@ -372,9 +372,18 @@ public final class Messenger implements RecordChannel {
         return (long) PUBLISHED.getAcquire(this);
     }
 
-    /** Release, after the appended record's bytes: another thread may publish up to here from now on. */
-    private void noteAppended() {
-        APPENDED.setRelease(this, sealed << 32 | (batchInWindow && window != null ? IN_WINDOW : 0) | position);
+    /**
+     * Frames the record the writer put at {@code at}, in the window ({@code direct}) or in staging, without publishing
+     * it; then stores the new end of the appended records with release, after the record's bytes: another thread may
+     * publish up to here from now on.
+     */
+    private void appended(int tag, long at, long length, boolean direct) {
+        if (direct) {
+            appendedInWindow(at, ChunkLayout.header(length, tag), length);
+        } else {
+            stage(tag, at, length);
+        }
+        APPENDED.setRelease(this, sealed << 32 | (direct ? IN_WINDOW : 0) | position);
     }
 
     /** Stores a held first header (release: after its record's bytes; a no-op if another thread stored it). */
@@ -437,11 +446,11 @@ public final class Messenger implements RecordChannel {
         if (currentSealed && !advance()) {
             return false;
         }
+        if (publishNow && publishedAcquire() != position) {
+            publish(); // appended records go first, as every publication of them does (see the class doc)
+        }
         boolean direct = window != null && (publishNow || countAppendAndChooseWindow());
         if (direct && publishNow) {
-            if (published != position) {
-                publishStaged(false); // appended records go first (a window never defers a flag)
-            }
             link.checkAlive();
         }
         long at = ChunkLayout.DATA_OFFSET + position;
@@ -456,25 +465,17 @@ public final class Messenger implements RecordChannel {
         if (length == 0 || length > room(position)) {
             throw badLength(length);
         }
-        if (direct) {
-            int header = ChunkLayout.header(length, tag);
-            if (publishNow) {
-                publishInWindow(at, header, length);
-            } else {
-                appendedInWindow(at, header, length);
-            }
+        if (!publishNow) {
+            appended(tag, at, length, direct);
+        } else if (direct) {
+            publishInWindow(at, ChunkLayout.header(length, tag), length);
         } else {
             stage(tag, at, length);
-            if (publishNow) {
-                if (coalesces && link.isBacklogged(lastTicket)) {
-                    holdStaged();
-                } else {
-                    publishStaged(defers);
-                }
+            if (coalesces && link.isBacklogged(lastTicket)) {
+                holdStaged();
+            } else {
+                publishStaged(defers);
             }
-        }
-        if (!publishNow) {
-            noteAppended();
         }
         return true;
     }
@@ -559,14 +560,9 @@ public final class Messenger implements RecordChannel {
             return false;
         }
         long at = ChunkLayout.DATA_OFFSET + position;
-        if (window != null && countAppendAndChooseWindow()) {
-            writer.writeKnown(window, at + ChunkLayout.RECORD_HEADER_LENGTH);
-            appendedInWindow(at, ChunkLayout.header(length, tag), length);
-        } else {
-            writer.writeKnown(stagingSegment, at + ChunkLayout.RECORD_HEADER_LENGTH);
-            stage(tag, at, length);
-        }
-        noteAppended();
+        boolean direct = window != null && countAppendAndChooseWindow();
+        writer.writeKnown(direct ? window : stagingSegment, at + ChunkLayout.RECORD_HEADER_LENGTH);
+        appended(tag, at, length, direct);
         return true;
     }
 
@@ -591,7 +587,10 @@ public final class Messenger implements RecordChannel {
         return true;
     }
 
-    /** Sends every appended record not yet sent, and any waiting flag. Sender thread. */
+    /**
+     * Sends every appended record not yet sent, and any waiting flag. Sender thread; its sends and framed writes
+     * publish appended records through here too, so a copy from staging always holds the lock (see the class doc).
+     */
     public void publish() {
         if (ring.length == 0) {
             return;
@@ -762,7 +761,7 @@ public final class Messenger implements RecordChannel {
         if (ring.length == 0) {
             setUp();
         }
-        publishStaged(false); // and any waiting flag: the framed batch comes from another region and cannot carry it
+        publish(); // and any waiting flag: the framed batch comes from another region and cannot carry it
         if (currentSealed && !advance()) {
             return 0;
         }

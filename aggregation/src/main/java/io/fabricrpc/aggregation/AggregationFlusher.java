@@ -11,13 +11,17 @@ import java.util.concurrent.locks.LockSupport;
  * up to its maxDelay ({@link Aggregator#pushOutOverdue}). One daemon thread per JVM, started with the first
  * aggregator.
  *
- * <p>While no aggregator holds unsent calls, the thread parks without a timeout, so an idle process stays idle
- * (polling every 200 us cost about 6% of a core per JVM here, measured). An aggregator sets its
+ * <p>While no aggregator holds unsent calls, the thread parks for {@value #IDLE_LOOK_NANOS} ns at a time, so an idle
+ * process stays idle (polling every 200 us cost about 6% of a core per JVM here, measured). An aggregator sets its
  * {@link Aggregator#unsentMayWait()} flag (a volatile store), then wakes the thread: {@link IdleHandshake} makes sure
- * the thread either sees the flag in its last look or is unparked.
+ * the thread either sees the flag in its last look or is unparked. Each idle look also revives the watch of a
+ * TRADITIONAL aggregator whose calls wait with the flag clear ({@link Aggregator#revive}), so a mark lost to a race
+ * with this thread's own publication delays a batch by one idle look at most instead of leaving it unsent.
  */
 final class AggregationFlusher {
     static final long PERIOD_NANOS = 200_000;
+    /** While nothing waits, the flusher still looks this often (ten cheap looks a second keep an idle JVM idle). */
+    static final long IDLE_LOOK_NANOS = 100_000_000;
     private static final CopyOnWriteArrayList<Aggregator> AGGREGATORS = new CopyOnWriteArrayList<>();
     private static final IdleHandshake SLEEP = new IdleHandshake(AggregationFlusher::anyMayWait);
     private static volatile Thread thread;
@@ -57,7 +61,10 @@ final class AggregationFlusher {
                 LockSupport.parkNanos(PERIOD_NANOS);
                 continue;
             }
-            SLEEP.parkUnlessWork(0); // until an aggregator's wakeIfAsleep (or early: the loop looks again)
+            // Until an aggregator's wakeIfAsleep, and at most IDLE_LOOK_NANOS: a sender's append judged against a
+            // publication this thread was still making is seen at the next look at the latest (bounded, not lost).
+            SLEEP.parkUnlessWork(IDLE_LOOK_NANOS);
+            anyMayWait();
         }
     }
 
@@ -81,9 +88,10 @@ final class AggregationFlusher {
         return waiting;
     }
 
+    /** The last look before parking, and the look after a park timed out: revives a watch a sender's mark missed. */
     private static boolean anyMayWait() {
         for (Aggregator aggregator : AGGREGATORS) {
-            if (!aggregator.isClosed() && aggregator.unsentMayWait()) {
+            if (!aggregator.isClosed() && aggregator.revive()) {
                 return true;
             }
         }

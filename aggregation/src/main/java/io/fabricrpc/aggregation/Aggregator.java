@@ -87,6 +87,22 @@ abstract sealed class Aggregator implements RecordChannel permits TraditionalAgg
         return false;
     }
 
+    /**
+     * Flusher, at an idle look: whether calls wait unsent although the flag is clear (racy; a hint that sets the flag).
+     * Only a mode whose sender marks without a lock needs it.
+     */
+    boolean unpublishedSeenFromOutside() {
+        return false;
+    }
+
+    /** Flusher, at an idle look: sets the flag again if calls wait after all. */
+    final boolean revive() {
+        if (!unsentMayWait && unpublishedSeenFromOutside()) {
+            unsentMayWait = true;
+        }
+        return unsentMayWait;
+    }
+
     final boolean unsentMayWait() {
         return unsentMayWait;
     }

@@ -272,6 +272,20 @@ final class OverflowAggregator extends Aggregator {
         }
     }
 
+    /** The sender, waiting on this channel: exceeding calls that fit go out now, the waiting flag too. */
+    @Override
+    public void publishBuffered() {
+        if (exceedingMayWait) {
+            acquire();
+            try {
+                drain();
+            } finally {
+                release();
+            }
+        }
+        messenger.publishDeferred();
+    }
+
     /**
      * The direct path sends without taking the aggregator, so another thread leaves the messenger's sending state
      * alone: it publishes the waiting flag only. Exceeding calls go out through the aggregation flusher.

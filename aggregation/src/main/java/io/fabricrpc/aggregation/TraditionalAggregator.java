@@ -24,6 +24,8 @@ final class TraditionalAggregator extends Aggregator {
     /** Flusher thread only: the unpublished batch seen at its previous ticks, and for how many ticks since. */
     private long seenBatch = -1;
     private int ticksSeen;
+    /** Sender thread only: the batch start ({@link Messenger#batchStart}) at this thread's latest mark, or -1. */
+    private long markedBatch = -1;
     private final java.util.function.BooleanSupplier nothingWaits = () -> messenger.unpublishedBatch() < 0;
 
     TraditionalAggregator(Messenger messenger, AggregationConfig config) {
@@ -35,14 +37,19 @@ final class TraditionalAggregator extends Aggregator {
 
     @Override
     public boolean send(int tag, RecordWriter writer) {
-        boolean first = messenger.stagedBytes() == 0;
         if (!messenger.append(tag, writer)) {
             return false;
         }
         if (messenger.stagedBytes() >= batchBytes) {
             messenger.publish();
-        } else if (first) {
-            markUnsent(); // once per batch, after its first append
+            return true;
+        }
+        // Judged after the append: a batch start read before it could be a publication the flusher is still making,
+        // and then the flusher may stop watching before it sees this call (a batch left unsent for good).
+        long start = messenger.batchStart();
+        if (start != markedBatch) {
+            markedBatch = start;
+            markUnsent(); // once per batch start this thread sees, after the append's own stores
         }
         return true;
     }
@@ -73,6 +80,17 @@ final class TraditionalAggregator extends Aggregator {
     @Override
     public void flush() {
         messenger.flush();
+    }
+
+    /** The sender, waiting on this channel: its batch goes out now rather than after maxDelay. */
+    @Override
+    public void publishBuffered() {
+        messenger.publish();
+    }
+
+    @Override
+    boolean unpublishedSeenFromOutside() {
+        return messenger.unpublishedBatch() >= 0;
     }
 
     /** Publishes what the sender appended so far, without racing it (no lock on its appends). */

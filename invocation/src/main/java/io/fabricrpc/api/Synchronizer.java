@@ -59,6 +59,11 @@ public final class Synchronizer {
         long limit = timeout.toNanos();
         int polls = 0;
         while (poll() > 0) {
+            if ((polls & 63) == 0) {
+                for (int i = 0; i < pending; i++) {
+                    targets[i].pushBuffered(); // this thread's own batches: no helper thread needs to run for them
+                }
+            }
             if ((++polls & 63) == 0) {
                 for (int i = 0; i < pending; i++) {
                     targets[i].checkAlive();

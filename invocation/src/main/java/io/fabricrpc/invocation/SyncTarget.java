@@ -8,6 +8,10 @@ public interface SyncTarget {
     /** Throws {@link io.fabricrpc.transport.PeerFailedException} if the peer behind the target is gone. */
     void checkAlive();
 
+    /** The waiting thread's push of what it buffered toward this target (a batch), never waiting for room. */
+    default void pushBuffered() {
+    }
+
     /** Lets the waiting thread make progress meanwhile (e.g. run calls addressed to it). */
     default void helpWhileWaiting() {
     }

@@ -607,6 +607,11 @@ public final class Messenger implements RecordChannel {
         }
     }
 
+    @Override
+    public void publishBuffered() {
+        publish();
+    }
+
     /**
      * Publishes the records appended so far, from any thread, without racing the sender's appends (see the class
      * doc): what a sender that went quiet left waiting. Never waits for room; a dead destination is left to the
@@ -638,6 +643,14 @@ public final class Messenger implements RecordChannel {
         } finally {
             publicationLock.unlock();
         }
+    }
+
+    /**
+     * Sender thread: where the unpublished appended records start, qualified by the chunk ({@code sealed << 32 |
+     * published}, published read with acquire). Changes whenever anyone publishes them or the chunk changes.
+     */
+    public long batchStart() {
+        return sealed << 32 | publishedAcquire();
     }
 
     /**
@@ -999,6 +1012,8 @@ public final class Messenger implements RecordChannel {
         window = link.directWindow(ring[current]);
         position = 0;
         setPublished(0);
+        // Release: nothing is appended in the new chunk yet, so a watching thread stops seeing the old chunk's end.
+        APPENDED.setRelease(this, sealed << 32);
         currentSealed = false;
         link.awaitCompletion(lastTicket); // staging is refilled from offset 0: earlier writes must have read it
         return true;

@@ -68,6 +68,14 @@ public interface RecordChannel extends AutoCloseable {
     default void publishDeferred() {
     }
 
+    /**
+     * The sending thread's push while it waits on this channel (a Synchronizer, a result): writes out what the channel
+     * buffers and can write now (a batch, a waiting flag, exceeding calls that fit), never waiting for room.
+     */
+    default void publishBuffered() {
+        publishDeferred();
+    }
+
     /** Bytes accepted but not yet written to the destination (records whose flag waits included). */
     long bufferedBytes();
 

@@ -44,6 +44,7 @@ public final class Aggregation {
         if (!(fabric instanceof FabricRuntime runtime)) {
             throw new IllegalArgumentException("aggregation needs the fabric returned by Fabric.join, got " + fabric);
         }
+        AggregationDuty duty = AggregationDuty.of(runtime.sendingAgent());
         return runtime.view(new ChannelFactory() {
             @Override
             public MessengerConfig messengerConfig(MessengerConfig jobDefault) {
@@ -56,8 +57,8 @@ public final class Aggregation {
             @Override
             public RecordChannel wrap(Messenger messenger) {
                 return config.mode() == AggregationConfig.Mode.TRADITIONAL
-                        ? new TraditionalAggregator(messenger, config)
-                        : new OverflowAggregator(messenger, config, runtime.transportForViews());
+                        ? new TraditionalAggregator(messenger, config, duty)
+                        : new OverflowAggregator(messenger, config, runtime.transportForViews(), duty);
             }
         });
     }

@@ -9,7 +9,7 @@ import java.lang.invoke.VarHandle;
 
 /**
  * An aggregator on top of one messenger (Seriema's {@code RDMAAggregator}): one per sender thread and destination,
- * created on demand by the aggregating fabric view. The sender thread uses it; the {@link AggregationFlusher} thread
+ * created on demand by the aggregating fabric view. The sender thread uses it; its fabric's agent ({@link AggregationDuty})
  * pushes out calls that waited up to {@code maxDelay} ({@link #pushOutOverdue}). How the two stay out of each
  * other's way is each mode's own: TRADITIONAL's calls take no lock (the messenger orders its appends and another
  * thread's publication), OVERFLOW's exceeding path takes the aggregator's lock.
@@ -28,6 +28,8 @@ abstract sealed class Aggregator implements RecordChannel permits TraditionalAgg
     final Messenger messenger;
     final AggregationConfig config;
     final long maxDelayNanos;
+    /** The fabric's aggregation duty on its agent: pushes out what waits up to maxDelay. */
+    private final AggregationDuty duty;
     private volatile boolean closed;
     /**
      * True from a call that stays unsent in this aggregator until the flusher finds none left
@@ -35,11 +37,12 @@ abstract sealed class Aggregator implements RecordChannel permits TraditionalAgg
      */
     private volatile boolean unsentMayWait;
 
-    Aggregator(Messenger messenger, AggregationConfig config) {
+    Aggregator(Messenger messenger, AggregationConfig config, AggregationDuty duty) {
         this.messenger = messenger;
         this.config = config;
         this.maxDelayNanos = config.maxDelay().toNanos();
-        AggregationFlusher.register(this);
+        this.duty = duty;
+        duty.register(this);
     }
 
     /**
@@ -56,7 +59,7 @@ abstract sealed class Aggregator implements RecordChannel permits TraditionalAgg
     final void noteUnsent() {
         if (!unsentMayWait) {
             unsentMayWait = true; // volatile store before the wake-up's volatile load (IdleHandshake)
-            AggregationFlusher.wakeIfAsleep();
+            duty.wakeIfAsleep();
         }
     }
 
@@ -66,7 +69,7 @@ abstract sealed class Aggregator implements RecordChannel permits TraditionalAgg
      */
     final void markUnsent() {
         unsentMayWait = true; // volatile store before the wake-up's volatile load (IdleHandshake)
-        AggregationFlusher.wakeIfAsleep();
+        duty.wakeIfAsleep();
     }
 
     /**
@@ -144,7 +147,7 @@ abstract sealed class Aggregator implements RecordChannel permits TraditionalAgg
     @Override
     public void close() {
         closed = true;
-        AggregationFlusher.unregister(this);
+        duty.unregister(this);
         messenger.close();
     }
 }

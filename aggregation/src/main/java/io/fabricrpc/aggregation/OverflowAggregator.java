@@ -62,8 +62,8 @@ final class OverflowAggregator extends Aggregator {
     /** Waits for the receiver under the lock (BLOCK at the limit, flush): spins, yields, then parks 1 to 100 us. */
     private final IdleStrategy roomWait = new BackoffIdleStrategy(64, 16, 1_000, 100_000);
 
-    OverflowAggregator(Messenger messenger, AggregationConfig config, Transport transport) {
-        super(messenger, config);
+    OverflowAggregator(Messenger messenger, AggregationConfig config, Transport transport, AggregationDuty duty) {
+        super(messenger, config, duty);
         this.transport = transport;
     }
 

@@ -15,7 +15,7 @@ import io.fabricrpc.messaging.RecordWriter;
  * {@link Messenger#publishAppendedFromAnotherThread}, which never races an append (Messenger's class doc). The
  * flusher tells a batch that waits from one that moves by the batch's start ({@link Messenger#unpublishedBatch}):
  * one seen at the same start for {@code ticksToPushOut} ticks in a row has waited at least that many ticks, and less
- * than one more, so it goes out before {@code maxDelay} (a tick is {@value AggregationFlusher#PERIOD_NANOS} ns; a
+ * than one more, so it goes out before {@code maxDelay} (a tick is {@value AggregationDuty#PERIOD_NANOS} ns; a
  * maxDelay under two ticks is rounded up to two).
  */
 final class TraditionalAggregator extends Aggregator {
@@ -28,11 +28,11 @@ final class TraditionalAggregator extends Aggregator {
     private long markedBatch = -1;
     private final java.util.function.BooleanSupplier nothingWaits = () -> messenger.unpublishedBatch() < 0;
 
-    TraditionalAggregator(Messenger messenger, AggregationConfig config) {
-        super(messenger, config);
+    TraditionalAggregator(Messenger messenger, AggregationConfig config, AggregationDuty duty) {
+        super(messenger, config, duty);
         this.batchBytes = config.batchBytes();
         this.ticksToPushOut = (int) Math.max(1, Math.min(Integer.MAX_VALUE,
-                maxDelayNanos / AggregationFlusher.PERIOD_NANOS - 1));
+                maxDelayNanos / AggregationDuty.PERIOD_NANOS - 1));
     }
 
     @Override

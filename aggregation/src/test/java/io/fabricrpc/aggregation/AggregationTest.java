@@ -208,13 +208,13 @@ public abstract class AggregationTest {
             try {
                 long sent = 0;
                 for (int round = 0; round < 3; round++) {
-                    awaitFlusherAsleep();
+                    awaitFlusherAsleep(job.rank(0));
                     for (int i = 0; i < 3; i++, sent++) { // a partial batch, then nothing more
                         long s = sent;
                         assertTrue(trad.call(dest, (RemoteContextConsumer<Inbox>) box -> box.record(0, s), null));
                     }
                     awaitArrived(arrived, sent, "trad's partial batch of round " + round);
-                    awaitFlusherAsleep();
+                    awaitFlusherAsleep(job.rank(0));
                     paused.set(true); // ovfl fills its two 4-KiB chunks; the rest waits as exceeding calls
                     for (int i = 0; i < 2_000; i++, sent++) {
                         long s = sent;
@@ -224,7 +224,7 @@ public abstract class AggregationTest {
                     paused.set(false);
                     awaitArrived(arrived, sent, "ovfl's exceeding calls of round " + round);
                 }
-                awaitFlusherAsleep();
+                awaitFlusherAsleep(job.rank(0));
             } finally {
                 stop.set(true);
                 receiver.join();
@@ -233,11 +233,12 @@ public abstract class AggregationTest {
         }
     }
 
-    private static void awaitFlusherAsleep() throws InterruptedException {
+    private static void awaitFlusherAsleep(Fabric fabric) throws InterruptedException {
+        io.fabricrpc.messaging.SendingAgent agent = ((io.fabricrpc.invocation.FabricRuntime) fabric).sendingAgent();
         long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
-        while (!(AggregationFlusher.isAsleep() && AggregationFlusher.thread().getState() != Thread.State.RUNNABLE)) {
-            assertTrue(System.nanoTime() < deadline, "the flusher still polls with nothing to push out: "
-                    + AggregationFlusher.thread().getState());
+        while (!(agent.isAsleep() && agent.thread().getState() != Thread.State.RUNNABLE)) {
+            assertTrue(System.nanoTime() < deadline, "the agent still polls with nothing to push out: "
+                    + agent.thread().getState());
             Thread.sleep(1);
         }
     }

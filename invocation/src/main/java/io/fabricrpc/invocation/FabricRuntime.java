@@ -299,6 +299,11 @@ public final class FabricRuntime implements Fabric {
         return transport;
     }
 
+    /** The process's one background agent: where layers above (aggregation) put their timer work. */
+    public io.fabricrpc.messaging.SendingAgent sendingAgent() {
+        return node.agent();
+    }
+
     ThreadContext threadContext() {
         return context();
     }

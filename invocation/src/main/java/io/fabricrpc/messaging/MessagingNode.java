@@ -38,15 +38,17 @@ public final class MessagingNode implements AutoCloseable {
     private final ConcurrentLinkedQueue<Messenger> toFlush = new ConcurrentLinkedQueue<>();
     /** Messengers that have deferred a flag at least once (RDMA ones): the flusher bounds how long flags wait. */
     private final Set<Messenger> deferring = ConcurrentHashMap.newKeySet();
-    /** The flusher parks for long (nothing deferred for a while): a sender that defers a flag must wake it. */
-    private final IdleHandshake flusherSleep = new IdleHandshake(() -> publishStaleFlags() > 0);
-    /** With no flag waiting for this long, the flusher stops ticking and parks until a sender wakes it. */
+    /** With no flag waiting for this long, the agent stops ticking for flags and parks until a sender wakes it. */
     private static final long FLUSHER_QUIET_NANOS = 100_000_000;
+    /** The tick while RETRY_ASYNC queues wait for room. */
+    private static final long QUEUE_TICK_NANOS = 50_000;
     private final List<LocalRegion> notifyRegions = new ArrayList<>();
     private LocalRegion notifyRegion;
     private int notifySlot = NOTIFY_SLOTS_PER_REGION;
-    private final Thread flusher;
-    private volatile boolean closed;
+    /** The fabric process's one background agent; this node's flags and queues are one of its duties. */
+    private final SendingAgent agent;
+    /** Agent thread only: when a flag last waited. */
+    private long lastWaiting;
 
     private record InboxKey(long sender, long destination) {
     }
@@ -69,8 +71,19 @@ public final class MessagingNode implements AutoCloseable {
         service.register(ChunkServiceMessages.CHUNK_REQUEST, this::serveChunkRequest);
         service.register(ChunkServiceMessages.CHUNK_REPLY, (from, type, payload) ->
                 service.complete(payload.get(ValueLayout.JAVA_LONG_UNALIGNED, ChunkServiceMessages.REP_ID), payload));
-        this.flusher = Thread.ofPlatform().daemon().name("fabricrpc-flusher-" + Long.toHexString(transport.endpointId()))
-                .start(this::flushLoop);
+        this.agent = new SendingAgent("fabricrpc-agent-" + Long.toHexString(transport.endpointId()));
+        this.lastWaiting = System.nanoTime();
+        agent.add(new SendingAgent.Duty() {
+            @Override
+            public long doWork(long now) {
+                return flagsAndQueues(now);
+            }
+
+            @Override
+            public boolean workMayWait() {
+                return !toFlush.isEmpty() || publishStaleFlags() > 0; // publishes the flags deferred meanwhile
+            }
+        });
     }
 
     public Transport transport() {
@@ -79,6 +92,11 @@ public final class MessagingNode implements AutoCloseable {
 
     public ServiceDispatcher service() {
         return service;
+    }
+
+    /** The process's background agent, which layers above give their timer work to. */
+    public SendingAgent agent() {
+        return agent;
     }
 
     IdleStrategy idleStrategy() {
@@ -228,47 +246,46 @@ public final class MessagingNode implements AutoCloseable {
      * sender sees the flusher asleep or the flusher's last look before parking sees the flag.
      */
     void wakeFlusherIfAsleep() {
-        flusherSleep.wake();
+        agent.wake();
     }
 
     /** Registers a messenger whose RETRY_ASYNC queue the flusher thread should drain. */
     void flushLater(Messenger messenger) {
-        toFlush.add(messenger);
-        LockSupport.unpark(flusher);
+        toFlush.add(messenger); // a volatile store (the queue's) before the wake-up's volatile load
+        agent.wake();
     }
 
-    private void flushLoop() {
-        long lastWaiting = System.nanoTime();
-        while (!closed) {
-            int pending = toFlush.size();
-            for (int i = 0; i < pending; i++) {
-                Messenger messenger = toFlush.poll();
-                if (messenger == null) {
-                    break;
-                }
-                try {
-                    if (!messenger.drainQueue()) {
-                        toFlush.add(messenger);
-                    }
-                } catch (RuntimeException e) {
-                    System.getLogger("fabricrpc.messaging").log(System.Logger.Level.ERROR,
-                            "cannot flush the queue of " + messenger + ": " + e, e);
-                }
+    /**
+     * The agent's look at this node: drains RETRY_ASYNC queues, sends the flags that waited a tick. Returns the next
+     * tick: short while queues wait, half the shortest publication delay while flags wait or may soon, else 0.
+     */
+    private long flagsAndQueues(long now) {
+        int pending = toFlush.size();
+        for (int i = 0; i < pending; i++) {
+            Messenger messenger = toFlush.poll();
+            if (messenger == null) {
+                break;
             }
-            long tick = publishStaleFlags();
-            long now = System.nanoTime();
-            if (tick > 0) {
-                lastWaiting = now;
-            }
-            if (!toFlush.isEmpty()) {
-                LockSupport.parkNanos(50_000);
-            } else if (!deferring.isEmpty() && now - lastWaiting < FLUSHER_QUIET_NANOS) {
-                LockSupport.parkNanos(tick > 0 ? tick : quietTick());
-            } else {
-                flusherSleep.parkUnlessWork(10_000_000); // the last look publishes flags deferred meanwhile
-                lastWaiting = System.nanoTime();
+            try {
+                if (!messenger.drainQueue()) {
+                    toFlush.add(messenger);
+                }
+            } catch (RuntimeException e) {
+                System.getLogger("fabricrpc.messaging").log(System.Logger.Level.ERROR,
+                        "cannot flush the queue of " + messenger + ": " + e, e);
             }
         }
+        long tick = publishStaleFlags();
+        if (tick > 0) {
+            lastWaiting = now;
+        }
+        if (!toFlush.isEmpty()) {
+            return QUEUE_TICK_NANOS;
+        }
+        if (tick > 0) {
+            return tick;
+        }
+        return !deferring.isEmpty() && now - lastWaiting < FLUSHER_QUIET_NANOS ? quietTick() : 0;
     }
 
     /**
@@ -302,14 +319,8 @@ public final class MessagingNode implements AutoCloseable {
 
     @Override
     public void close() {
-        closed = true;
         deferring.clear();
-        LockSupport.unpark(flusher);
-        try {
-            flusher.join(2000);
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-        }
+        agent.close();
         if (ownsService) {
             service.close();
         }

@@ -77,7 +77,10 @@ inline copyFromStaging(cfrom, cto, g) {
 	atomic {
 		i = cfrom;
 		do
-		:: i < cto -> WSTORE(pay, g, i, spay[i]); if :: i > cfrom -> WSTORE(hdr, g, i, shdr[i]) :: else fi; i++
+		:: i < cto ->
+			if :: i < CAP -> WSTORE(pay, g, i, spay[i]) :: else fi;   /* the seal is a header only */
+			if :: i > cfrom -> WSTORE(hdr, g, i, shdr[i]) :: else fi;
+			i++
 		:: else -> break
 		od;
 		i = 0

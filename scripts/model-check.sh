@@ -115,7 +115,7 @@ run() {
 safety="-DSAFETY -DCOLLAPSE"
 big="-O2 $safety"     # multi-million-state searches: optimise pan
 small="-O1 $safety"   # sub-million-state searches
-tiny="-O0 $safety"    # a few thousand states: compile time is everything
+tiny="-O0 $safety"    # up to a few million states: compile time is everything
 
 # One port, one client thread, one server thread, calls forever (SYNC/ASYNC/streamed).
 run single-safety        mailbox_single.pml pass "" "$tiny" "-w18"
@@ -143,17 +143,17 @@ run ports-reorder-NEG    mailbox_ports.pml violation "-DNPORTS=2 -DNCLIENTS=2 -D
 # Messenger, mapped window (shared memory): sends, appends (held first header, or staged),
 # the aggregation flusher publishing a batch, seal and reuse. NCH chunks of CAP records, NREC calls.
 run window-1c3s-x5       messenger_window.pml pass "-DNCH=1 -DCAP=3 -DNREC=5" "$tiny" "-w19"
-run window-2c2s-x6       messenger_window.pml pass "-DNCH=2 -DCAP=2 -DNREC=6" "$small" "-w20"
-run window-2c3s-x7       messenger_window.pml pass "-DNCH=2 -DCAP=3 -DNREC=7" "$small" "-w21"
-run window-2c2s-x6-np    messenger_window.pml pass "-DNCH=2 -DCAP=2 -DNREC=6" "-O1 -DNP -DCOLLAPSE" "-l -w21"
+run window-2c2s-x6       messenger_window.pml pass "-DNCH=2 -DCAP=2 -DNREC=6" "$tiny" "-w20"
+run window-2c3s-x7       messenger_window.pml pass "-DNCH=2 -DCAP=3 -DNREC=7" "$tiny" "-w21"
+run window-2c2s-x6-np    messenger_window.pml pass "-DNCH=2 -DCAP=2 -DNREC=6" "-O0 -DNP -DCOLLAPSE" "-l -w21"
 # Messenger, staged (RDMA): deferred flags, FOLLOWS, held calls (coalescing) claimed by the
 # sender or the node flusher, seal under publicationLock, staging reuse; WRITEs placed byte by byte.
-run staged-1c2s-x3       messenger_staged.pml pass "-DNCH=1 -DCAP=2 -DNREC=3" "$small" "-w20"
-run staged-1c2s-x4-flush messenger_staged.pml pass "-DNCH=1 -DCAP=2 -DNREC=4 -DMIDFLUSH=1" "$big" "-w22"
-run staged-1c3s-x3       messenger_staged.pml pass "-DNCH=1 -DCAP=3 -DNREC=3" "$big" "-w23"
-run staged-2c1s-x3-flush messenger_staged.pml pass "-DNCH=2 -DCAP=1 -DNREC=3 -DMIDFLUSH=1" "$small" "-w20"
-run staged-appends-1c2s-x3 messenger_staged.pml pass "-DNCH=1 -DCAP=2 -DNREC=3 -DAPPENDS=1" "$big" "-w22"
-run staged-1c2s-x3-np    messenger_staged.pml pass "-DNCH=1 -DCAP=2 -DNREC=3" "-O1 -DNP -DCOLLAPSE" "-l -w21"
+run staged-1c2s-x3       messenger_staged.pml pass "-DNCH=1 -DCAP=2 -DNREC=3" "$tiny" "-w20"
+run staged-1c2s-x4-flush messenger_staged.pml pass "-DNCH=1 -DCAP=2 -DNREC=4 -DMIDFLUSH=1" "$tiny" "-w22"
+run staged-1c3s-x3       messenger_staged.pml pass "-DNCH=1 -DCAP=3 -DNREC=3" "$small" "-w23"
+run staged-2c1s-x3-flush messenger_staged.pml pass "-DNCH=2 -DCAP=1 -DNREC=3 -DMIDFLUSH=1" "$tiny" "-w20"
+run staged-appends-1c2s-x3 messenger_staged.pml pass "-DNCH=1 -DCAP=2 -DNREC=3 -DAPPENDS=1" "$tiny" "-w22"
+run staged-1c2s-x3-np    messenger_staged.pml pass "-DNCH=1 -DCAP=2 -DNREC=3" "-O0 -DNP -DCOLLAPSE" "-l -w21"
 if [ "$full" -eq 1 ]; then
 	run window-2c3s-x9       messenger_window.pml pass "-DNCH=2 -DCAP=3 -DNREC=9" "$big" "-w23"
 	run staged-2c2s-x4       messenger_staged.pml pass "-DNCH=2 -DCAP=2 -DNREC=4" "$big" "-w24"

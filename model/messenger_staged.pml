@@ -29,7 +29,10 @@
  * Negative checks (must FAIL):
  *   ONE_WRITE        writePublished as one WRITE: the flag byte lands in any order with the rest
  *   FLUSHER_NOLOCK   the flusher claims and posts a waiting range without publicationLock
- *   FOLLOWS_CLAIMED  the sender marks FOLLOWS after the flusher claimed held records (not yet posted)
+ *   FOLLOWS_CLAIMED  the sender marks FOLLOWS after the flusher claimed held records (not yet
+ *                    posted); fails only with NO_HSF_LOCK
+ *   SEAL_NO_FOLLOWS  the seal clears a waiting flag without marking FOLLOWS (the flag is lost)
+ *   NO_AWAIT         the sender refills staging without awaitCompletion(lastTicket)
  */
 #ifndef NCH
 #define NCH 1
@@ -123,7 +126,12 @@ inline publishRange(pfrom, pto, defer, me) {
 #endif
 			fi
 		}
+#ifdef SEAL_NO_FOLLOWS
+	:: w != NONE && !UNSENT(w) && (sctl[from] & SEALT) -> dfr = NONE   /* BAD: the seal drops the flag */
+	:: w != NONE && !UNSENT(w) && !(sctl[from] & SEALT) -> sctl[from] = sctl[from] | FOLLOWS
+#else
 	:: w != NONE && !UNSENT(w) -> sctl[from] = sctl[from] | FOLLOWS   /* markFollows(from) */
+#endif
 	:: else
 	fi;
 	if
@@ -226,7 +234,11 @@ inline advance() {
 	publishRange(pos, pos + 1, 0, 1);
 	sealed++;
 	atomic {
+#ifdef NO_AWAIT
+		sealed - consumed <= NCH - 1 ->   /* BAD: staging refilled while WRITEs may still read it */
+#else
 		sealed - consumed <= NCH - 1 && landed >= last ->
+#endif
 		sgen++; pos = 0; published = 0; lk = 0
 	}
 }

@@ -169,6 +169,8 @@ run window-plain-header-NEG messenger_window.pml violation "-DNCH=1 -DCAP=2 -DNR
 run staged-onewrite-NEG  messenger_staged.pml violation "-DNCH=1 -DCAP=2 -DNREC=3 -DONE_WRITE" "$tiny" "-w18"
 run staged-flusher-nolock-NEG messenger_staged.pml violation "-DNCH=1 -DCAP=2 -DNREC=3 -DFLUSHER_NOLOCK" "$tiny" "-w18"
 run staged-follows-claimed-NEG messenger_staged.pml violation "-DNCH=1 -DCAP=2 -DNREC=3 -DFOLLOWS_CLAIMED -DNO_HSF_LOCK" "$tiny" "-w18"
+run staged-seal-drops-flag-NEG messenger_staged.pml violation "-DNCH=1 -DCAP=2 -DNREC=3 -DSEAL_NO_FOLLOWS" "$tiny" "-w18"
+run staged-no-await-NEG  messenger_staged.pml violation "-DNCH=2 -DCAP=1 -DNREC=3 -DNO_AWAIT" "$tiny" "-w18"
 wait
 
 failures=0

@@ -12,7 +12,7 @@
  * WRITE has completed (staging is refilled from offset 0).
  *
  * Memory is byte-granular where it matters: a slot (one record, or the seal) has three
- * "bytes": ctl (the control byte: VALID, FOLLOWS, SEAL tag), len (the three length bytes,
+ * "bytes": ctl (the control byte: VALID, FOLLOWS, SEAL tag), lng (the three length bytes,
  * placed or not; their value is the record's length) and pay (the payload: the record's
  * sequence number, so the receiver can check FIFO, exactly-once and "all bytes landed").
  * The wire places the WRITEs in post order (one RC queue pair), and the bytes of one WRITE in
@@ -28,7 +28,7 @@
  *   NO_HSF_LOCK  drops the lock/unlock publishRange takes when FOLLOWS follows held records
  * Negative checks (must FAIL):
  *   ONE_WRITE        writePublished as one WRITE: the flag byte lands in any order with the rest
- *   FLUSHER_NOLOCK   the flusher claims and posts a waiting range without publicationLock
+ *   FLUSHER_NOLOCK   the node flusher claims and posts a waiting range without publicationLock
  *   FOLLOWS_CLAIMED  the sender marks FOLLOWS after the flusher claimed held records (not yet
  *                    posted); fails only with NO_HSF_LOCK
  *   SEAL_NO_FOLLOWS  the seal clears a waiting flag without marking FOLLOWS (the flag is lost)

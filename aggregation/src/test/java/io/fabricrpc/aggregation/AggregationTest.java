@@ -295,9 +295,6 @@ public abstract class AggregationTest {
      * then only runs calls. Every batch must go out by time alone, round after round.
      */
     @Test
-    @org.junit.jupiter.api.Disabled("reproduces a loss in trad's publication by the flusher thread (a worker's partial "
-            + "batch never arrives, 2 to 5 of 5 runs); kept as the reproducer for the single-writer rebuild of the "
-            + "sending path, which replaces that hand-over")
     void partialBatchesOfWorkersThatOnlyRunCallsGoOutByTimeAlone() throws Exception {
         int processes = 3;
         Object[][] contexts = LocalJob.inboxes(processes, 1);
@@ -318,8 +315,8 @@ public abstract class AggregationTest {
                                     (RemoteContextConsumer<Inbox>) box -> box.record(me, s), null));
                         }
                     }
-                    long expected = (round + 1) * 5L * processes;
-                    LocalJob.processUntil(fabric, () -> inbox.received == expected, "round " + round);
+                    long expected = (round + 1) * 5L * processes; // others may be a round ahead already
+                    LocalJob.processUntil(fabric, () -> inbox.received >= expected, "round " + round);
                 }
             });
             for (Object[] rank : contexts) {

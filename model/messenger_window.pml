@@ -148,7 +148,7 @@ active proctype Sender() {
 			fi;
 			WSTORE(pay, sgen, pos, seq);
 			WSTORE(hdr, sgen, pos, seq);          /* release */
-			atomic { pos++; published = pos }     /* setPublished (release) */
+			atomic { pos++; published = pos }     /* soPublished (release) */
 		:: /* append (appendKnown) */
 			skip;
 			if

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The whole test suite, from a fresh checkout: builds every module, runs the unit, stress and cross-process tests
-# over shared memory, checks the mailbox model with Spin, and runs the RDMA suite on real verbs (natively, or in a
+# over shared memory, checks the mailbox and messenger models with Spin, and runs the RDMA suite on real verbs (natively, or in a
 # Soft-RoCE guest when this machine has no RDMA device), then a job across two Soft-RoCE guests (two kernels, RDMA
 # between them: scripts/rdma-two-guests.sh). Installs what it needs. Exit status 0 only if all passed.
 set -euo pipefail
@@ -33,7 +33,7 @@ print(f"host: {t - f - s} passed, {f} failed, {s} skipped")
 PY
 
 if [ -x scripts/model-check.sh ]; then
-  step "Spin model check of the mailbox protocol"
+  step "Spin model check of the mailbox and messenger protocols"
   scripts/model-check.sh || status=1
 fi
 

@@ -255,7 +255,8 @@ public abstract class AggregationTest {
 
     /**
      * A word count's shape: every worker sends a partial batch to every worker (itself included) through a trad view
-     * with a CONSUMED synchronizer, then awaits it without a flush. The await must not depend on the flush.
+     * with a CONSUMED synchronizer, then awaits it without a flush. The await must depend neither on a flush nor on
+     * the agent's push-out (maxDelay here outlasts the await's timeout).
      */
     @Test
     void aConsumedSynchronizerOnATraditionalViewCompletesWithoutAFlush() throws Exception {
@@ -264,7 +265,8 @@ public abstract class AggregationTest {
         try (LocalJob job = new LocalJob(fixture(), processes, 1, MessengerConfig.defaults())) {
             Fabric[] views = new Fabric[processes];
             for (int r = 0; r < processes; r++) {
-                views[r] = Aggregation.traditional(job.rank(r), AggregationConfig.traditional());
+                views[r] = Aggregation.traditional(job.rank(r), AggregationConfig.traditional()
+                        .withMaxDelay(Duration.ofSeconds(60)));
             }
             job.runWorkers(contexts, (fabric, index) -> {
                 Fabric calls = views[fabric.rank()];
@@ -278,7 +280,7 @@ public abstract class AggregationTest {
                                     (RemoteContextConsumer<Inbox>) box -> box.record(me, s), sync));
                         }
                     }
-                    sync.await(Duration.ofSeconds(20)); // runs this worker's own calls meanwhile
+                    sync.await(Duration.ofSeconds(10)); // runs this worker's own calls meanwhile
                 }
                 Inbox inbox = Fabric.currentContext();
                 LocalJob.processUntil(fabric, () -> inbox.received == 100L * processes, "every call");
@@ -331,7 +333,7 @@ public abstract class AggregationTest {
         Object[][] contexts = LocalJob.inboxes(2, 1);
         try (LocalJob job = new LocalJob(fixture(), 2, 1, MessengerConfig.defaults())) {
             Fabric calls = Aggregation.traditional(job.rank(0), AggregationConfig.traditional()
-                    .withMaxDelay(Duration.ofMillis(1)));
+                    .withMaxDelay(Duration.ofSeconds(60)));
             ThreadId dest = new ThreadId(1, 0);
             job.rank(0).attach(0, contexts[0][0]);
             for (int round = 0; round < 50; round++) {

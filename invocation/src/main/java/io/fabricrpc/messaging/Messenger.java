@@ -102,7 +102,7 @@ public final class Messenger implements RecordChannel {
     private long recordsSent;
     /**
      * Bytes of the current chunk already written and published; records beyond it wait in staging (or, appended, in
-     * the window). Stored with release ({@link #setPublished}): another thread may publish appended records.
+     * the window). Stored with release ({@link #soPublished}): another thread may publish appended records.
      */
     private long published;
     /** The current chunk is sealed and the move to the next one waits for the receiver to free it. */
@@ -359,16 +359,16 @@ public final class Messenger implements RecordChannel {
         // publication as Link.writePublished after a copy; here there is nothing to copy).
         ChunkLayout.HEADER.setRelease(window, at, header);
         position += ChunkLayout.recordSize(length);
-        setPublished(position);
+        soPublished(position);
     }
 
     /** Release: pairs with the acquiring reads of a thread that publishes or counts appended records. */
-    private void setPublished(long value) {
+    private void soPublished(long value) {
         PUBLISHED.setRelease(this, value);
     }
 
     /** {@code published} as another thread's publication of appended records may have left it. */
-    private long publishedAcquire() {
+    private long lvPublished() {
         return (long) PUBLISHED.getAcquire(this);
     }
 
@@ -446,7 +446,7 @@ public final class Messenger implements RecordChannel {
         if (currentSealed && !advance()) {
             return false;
         }
-        if (publishNow && publishedAcquire() != position) {
+        if (publishNow && lvPublished() != position) {
             publish(); // appended records go first, as every publication of them does (see the class doc)
         }
         boolean direct = window != null && (publishNow || countAppendAndChooseWindow());
@@ -621,7 +621,7 @@ public final class Messenger implements RecordChannel {
         publicationLock.lock(); // no seal meanwhile, and no other copy from staging
         try {
             long appendedEnd = (long) APPENDED.getAcquire(this); // sees the appended bytes and the held header
-            long from = publishedAcquire();
+            long from = lvPublished();
             long end = appendedEnd & APPENDED_POSITION;
             if (closed || ring.length == 0 || currentSealed || appendedEnd >>> 32 != sealed || end <= from) {
                 return; // nothing appended waits in the current chunk (a chunk left was published by its seal)
@@ -636,7 +636,7 @@ public final class Messenger implements RecordChannel {
             } else {
                 // The sender copies from staging under this lock only: `published` cannot move meanwhile.
                 publishRange(ChunkLayout.DATA_OFFSET + from, ChunkLayout.DATA_OFFSET + end, false);
-                setPublished(end);
+                soPublished(end);
             }
         } catch (PeerFailedException e) {
             // The destination is gone: the sender is told when it next publishes or flushes.
@@ -650,7 +650,7 @@ public final class Messenger implements RecordChannel {
      * published}, published read with acquire). Changes whenever anyone publishes them or the chunk changes.
      */
     public long batchStart() {
-        return sealed << 32 | publishedAcquire();
+        return sealed << 32 | lvPublished();
     }
 
     /**
@@ -660,7 +660,7 @@ public final class Messenger implements RecordChannel {
      */
     public long unpublishedBatch() {
         long end = (long) APPENDED.getAcquire(this);
-        long from = publishedAcquire();
+        long from = lvPublished();
         return (end & APPENDED_POSITION) > from ? (end & ~0xFFFF_FFFFL) | from : -1;
     }
 
@@ -733,7 +733,8 @@ public final class Messenger implements RecordChannel {
                 flagTicket = (pending & UNSENT) != 0
                         // Held calls: their bytes, then the first flag in a later WRITE.
                         ? link.writePublished(staging, start, ring[current], start, rangeEnd(pending) - start)
-                        // Idempotent: the same byte the sender's next WRITE would carry; later than the records' WRITE.
+                        // Idempotent: the staged flag byte itself, later than the records' WRITE (the sender's next WRITE
+                        // would mark FOLLOWS on its own record instead).
                         : link.write(staging, start, ring[current], start, 1);
             } catch (PeerFailedException e) {
                 // The destination is gone: its calls cannot arrive, and whoever waits on them is told by that wait.
@@ -760,7 +761,7 @@ public final class Messenger implements RecordChannel {
 
     /** Bytes appended but not yet sent. Sender thread. */
     public long stagedBytes() {
-        return position - publishedAcquire();
+        return position - lvPublished();
     }
 
     /**
@@ -799,7 +800,7 @@ public final class Messenger implements RecordChannel {
         // The first header lands after the rest of the batch: it publishes all of it.
         lastTicket = link.writePublished(source, offset, chunk, ChunkLayout.DATA_OFFSET + position, take);
         position += take;
-        setPublished(position);
+        soPublished(position);
         recordsSent += records;
         return take;
     }
@@ -825,7 +826,7 @@ public final class Messenger implements RecordChannel {
      * {@link #WINDOW_APPEND_MIN_RECORD}).
      */
     private boolean countAppendAndChooseWindow() {
-        if (publishedAcquire() == position) {
+        if (lvPublished() == position) {
             batchInWindow = appendsInWindow;
         }
         batchRecords++;
@@ -839,7 +840,7 @@ public final class Messenger implements RecordChannel {
      * been published by another thread meanwhile (see the class doc), and then this header publishes its record.
      */
     private void appendedInWindow(long at, int header, long length) {
-        if (at == ChunkLayout.DATA_OFFSET + publishedAcquire()) {
+        if (at == ChunkLayout.DATA_OFFSET + lvPublished()) {
             HELD.setRelease(this, at << 32 | (header & 0xFFFF_FFFFL)); // after the record's bytes
         } else {
             ChunkLayout.HEADER.setRelease(window, at, header);
@@ -877,18 +878,19 @@ public final class Messenger implements RecordChannel {
                     publishHeld(first);
                     HELD.setRelease(this, -1L);
                 }
-                setPublished(position);
+                soPublished(position);
                 return;
             }
         }
         publishRange(ChunkLayout.DATA_OFFSET + published, ChunkLayout.DATA_OFFSET + position, defer && window == null);
-        setPublished(position);
+        soPublished(position);
     }
 
     /**
      * Writes staged bytes {@code [from, to)} of the current chunk, whose first byte is a record's flag, and publishes
      * them, or, if {@code defer}, sends them with that flag cleared, leaving it waiting. Held records go first, in
-     * the same WRITE. Sender thread (or the RETRY_ASYNC drainer holding the messenger's lock).
+     * the same WRITE. Sender thread, the RETRY_ASYNC drainer holding the messenger's lock, or the agent publishing a
+     * quiet sender's staged batch under {@code publicationLock} (model/messenger_staged.pml, APPENDS).
      */
     private void publishRange(long from, long to, boolean defer) {
         RemoteRegion chunk = ring[current];
@@ -950,7 +952,7 @@ public final class Messenger implements RecordChannel {
         // sent it already, so these records start a range of their own instead.
         if (waiting >= 0 && (waiting & UNSENT) != 0
                 && DEFERRED.compareAndSet(this, waiting, range(rangeStart(waiting), to, true))) {
-            setPublished(position);
+            soPublished(position);
             watchDeferred();
             return;
         }
@@ -960,7 +962,7 @@ public final class Messenger implements RecordChannel {
             markFollows(from);
         }
         DEFERRED.setVolatile(this, range(from, to, true)); // replaces a flag-only range: FOLLOWS stands for it
-        setPublished(position);
+        soPublished(position);
         watchDeferred();
     }
 
@@ -1011,7 +1013,7 @@ public final class Messenger implements RecordChannel {
         current = current + 1 == ring.length ? 0 : current + 1;
         window = link.directWindow(ring[current]);
         position = 0;
-        setPublished(0);
+        soPublished(0);
         // Release: nothing is appended in the new chunk yet, so a watching thread stops seeing the old chunk's end.
         APPENDED.setRelease(this, sealed << 32);
         currentSealed = false;

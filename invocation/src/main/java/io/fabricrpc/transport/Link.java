@@ -174,7 +174,10 @@ public interface Link {
      */
     boolean send(int type, MemorySegment payload, long offset, int length);
 
-    /** True once the operation with this ticket has completed. */
+    /**
+     * True once the operation with this ticket has completed. Tickets of a link complete in order: once one has, every
+     * earlier ticket of the link has too, whichever thread took it (senders reuse a buffer after its latest ticket).
+     */
     boolean isComplete(long ticket);
 
     /**

@@ -153,6 +153,7 @@ public final class MctsSearch {
             fabric.attach(w.index, w);
             long deadline = deadline();
             long nextProbe = System.nanoTime() + PROBE_NANOS;
+            int idle = 0;
             while (!stop) {
                 int did = fabric.processCalls();
                 Node leaf = w.simulations.poll();
@@ -166,7 +167,9 @@ public final class MctsSearch {
                         coordinate(w);
                     }
                 }
-                if (did == 0) {
+                if (did > 0) {
+                    idle = 0;
+                } else {
                     // Idle: send what the aggregators hold rather than wait for their flusher.
                     if (calls != fabric && Aggregation.bufferedBytes(calls) > 0) {
                         calls.flush();
@@ -180,7 +183,11 @@ public final class MctsSearch {
                                     + (settings.timeLimit().toMillis() + settings.timeout().toMillis()) + " ms");
                         }
                     }
-                    Thread.onSpinWait();
+                    if (++idle > 256) {
+                        Thread.yield(); // a peer thread may be waiting for this core (oversubscribed machine)
+                    } else {
+                        Thread.onSpinWait();
+                    }
                 }
             }
             if (failure.get() == null && calls != fabric) {

@@ -8,7 +8,7 @@ import java.util.Map;
 
 /** The runs of each configuration and their medians, as Markdown. */
 record Figure3Report(Map<String, List<Run>> runs, int cores, int board, double seconds, String note) {
-    /** One job's steady rates (the phases after the first). */
+    /** One job's steady rates (the phases after the first; NaN when the first phase outlasted the time limit). */
     record Run(int processes, int threads, String aggregation, long completions, long visits, double seconds,
                long startedAll, long completedAll, long rootVisits) {
         double visitsPerMs() {
@@ -34,8 +34,9 @@ record Figure3Report(Map<String, List<Run>> runs, int cores, int board, double s
         }
     }
 
+    /** The median of the values that are numbers (a run whose first phase never ended has no steady rate). */
     static double median(List<Double> values) {
-        List<Double> v = new ArrayList<>(values);
+        List<Double> v = new ArrayList<>(values.stream().filter(x -> !x.isNaN()).toList());
         v.sort(Double::compare);
         int n = v.size();
         return n == 0 ? 0 : n % 2 == 1 ? v.get(n / 2) : (v.get(n / 2 - 1) + v.get(n / 2)) / 2;
@@ -61,13 +62,15 @@ record Figure3Report(Map<String, List<Run>> runs, int cores, int board, double s
             StringBuilder each = new StringBuilder();
             boolean exact = true;
             for (Run r : e.getValue()) {
-                each.append(each.isEmpty() ? "" : " / ").append(String.format(Locale.ROOT, "%.1f", r.visitsPerMs()));
+                each.append(each.isEmpty() ? "" : " / ").append(r.visitsPerMs() > 0 || r.visitsPerMs() == 0
+                        ? String.format(Locale.ROOT, "%.1f", r.visitsPerMs()) : "-");
                 exact &= r.startedAll() == r.completedAll() && r.completedAll() == r.rootVisits();
             }
             sb.append(String.format(Locale.ROOT, "| %s | %s | %d | %.1f | %.1f | %s | %s |%n", e.getKey().split(" ")[0],
                     first.aggregation(), cores, medianVisits(e.getKey()), medianCompletionsAndVisits(e.getKey()), each,
                     exact ? "yes" : "NO"));
         }
+        sb.append("\n\"-\": a run whose first phase outlasted the time limit (no steady rate; left out of the median).\n");
         sb.append("\n![Figure 3 on this machine](").append(png).append(")\n");
         return sb.toString();
     }

@@ -43,6 +43,7 @@ class HexMctsJobTest {
     @ValueSource(strings = {"trad", "ovfl"})
     void everyRolloutStartedAcrossTwoProcessesCompletesExactlyOnce(String aggregation) {
         // 7x7 with small phases: many phases, many deferred selections, nodes on all four workers.
+        long t0 = System.nanoTime();
         try (LocalLauncher job = start(2, 2, "-n", "7", "-r", "30000", "--phase", "1024", "--in-flight", "256",
                 "-s", "60", "-a", aggregation, "--timeout", "60")) {
             String line = job.process(0).awaitLine(l -> l.startsWith("MCTS_RESULT") || l.startsWith("MCTS_FAILED"),
@@ -54,7 +55,10 @@ class HexMctsJobTest {
             assertEquals("30000", f.get("rootVisits"), line);
             assertEquals("30000", f.get("simulations"), line);
             assertTrue(Long.parseLong(f.get("visits")) > 30000, line);
+            double result = (System.nanoTime() - t0) / 1e9;
             job.awaitAll(Duration.ofSeconds(60));
+            System.out.printf("%s: result %.1f s after the launch, every rank exited %.1f s after it%n", aggregation,
+                    result, (System.nanoTime() - t0) / 1e9);
         }
     }
 

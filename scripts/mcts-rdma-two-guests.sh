@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The MCTS case study over RDMA between two kernels: two Soft-RoCE QEMU guests linked by a QEMU socket network
 # (as scripts/rdma-two-guests.sh), rank 0 of HexMcts in guest A (10.0.3.1, the coordinator) and rank 1 in guest B
-# (10.0.3.2), 1 worker thread each, fabric.transport=rdma, once per aggregation. Prints each run's MCTS_RESULT line
+# (10.0.3.2), 1 worker thread each, fabric.transport=rdma, once per aggregation; phases of 512·n rollouts (the
+# emulated guests are slow: the default 4096·n would leave one phase, no steady rate). Prints each run's MCTS_RESULT line
 # and appends it to benchmarks/target/mcts-rdma/results.txt, which the Figure 3 benchmark reads with
 # --extra benchmarks/target/mcts-rdma/results.txt=2x1-rdma.
 #
@@ -27,7 +28,7 @@ rank_command() { # rank address aggregation
     FABRICRPC_BIND_HOST=10.0.3.1 FABRICRPC_ADVERTISED_HOST="$2" FABRICRPC_JOB_SECRET_FILE="$secret_file" \
     FABRICRPC_JOIN_TIMEOUT_MS=120000 FABRICRPC_FAILURE_TIMEOUT_MS=10000 \
     "$JAVA_HOME/bin/java" $flags -XX:TieredStopAtLevel=1 -Xmx1g -Dfabric.transport=rdma -Drdma.bindAddress="$2" \
-    -cp "$jar" io.fabricrpc.mcts.hex.HexMcts -p 2 -t 1 -s "$seconds" -a "$3" --timeout 120
+    -cp "$jar" io.fabricrpc.mcts.hex.HexMcts -p 2 -t 1 -s "$seconds" -a "$3" --phase 512 --timeout 120
 }
 
 status=0

@@ -21,7 +21,8 @@ import java.util.concurrent.Callable;
  * (processes × threads) and aggregation, each configuration a fresh job of {@link HexMcts} started by
  * {@link LocalLauncher}. Configurations run interleaved (round 1: every one, round 2: every one, …) because this VM
  * swings between runs; rates are over the phases after the first (JIT warm-up), medians over rounds.
- * {@code --extra file=label} adds {@code MCTS_RESULT} lines measured elsewhere (the two-guest RDMA run).
+ * {@code --extra file=label} adds {@code MCTS_RESULT} lines measured elsewhere (the two-guest RDMA run), one
+ * configuration per label and aggregation.
  */
 @Command(name = "figure3", mixinStandardHelpOptions = true, description = "Seriema Figure 3: MCTS scaling")
 public final class Figure3Benchmark implements Callable<Integer> {
@@ -67,7 +68,8 @@ public final class Figure3Benchmark implements Callable<Integer> {
             for (String line : Files.readAllLines(Path.of(e.substring(0, eq)))) {
                 int at = line.indexOf("MCTS_RESULT ");
                 if (at >= 0) {
-                    runs.computeIfAbsent(label, k -> new ArrayList<>()).add(Figure3Report.Run.parse(line.substring(at)));
+                    Figure3Report.Run run = Figure3Report.Run.parse(line.substring(at));
+                    runs.computeIfAbsent(label + " " + run.aggregation(), k -> new ArrayList<>()).add(run);
                 }
             }
         }

@@ -78,13 +78,18 @@ public final class HexMcts implements Callable<Integer> {
                 .withMode(MctsSettings.Mode.valueOf(aggregation.toUpperCase(Locale.ROOT)))
                 .withTimeout(Duration.ofSeconds(timeout));
         if (!inJob()) {
-            return launch(hex, start);
+            return launch();
         }
         Fabric fabric = Fabric.join(FabricConfig.fromEnvironment(MctsSearch.registry().build()));
+        if (fabric.rank() == 0) {
+            System.out.printf("Hex %dx%d, %d process(es) x %d thread(s), transport %s, aggregation %s, %d playouts per "
+                            + "simulation, C = %.2f%n%s%n", board, board, fabric.size(), fabric.threadsPerProcess(),
+                    System.getProperty("fabric.transport", "shm"), aggregation, playouts, exploration, hex.render(start));
+        }
         try {
             SearchResult result = new MctsSearch(fabric, hex, settings, start, System.out::println).run();
             if (result != null) {
-                print(result, hex, start);
+                print(result, hex, start, fabric.size(), fabric.threadsPerProcess());
             }
         } catch (Throwable t) {
             System.out.println("MCTS_FAILED " + t);
@@ -95,13 +100,10 @@ public final class HexMcts implements Callable<Integer> {
         return 0;
     }
 
-    private int launch(Hex hex, byte[] start) {
+    private int launch() {
         List<String> jvm = new ArrayList<>(LocalLauncher.inheritedJvmFlags());
         ManagementFactory.getRuntimeMXBean().getInputArguments().stream().filter(a -> a.startsWith("-D")).forEach(jvm::add);
         jvm.add("-Xmx2g");
-        System.out.printf("Hex %dx%d, %d process(es) x %d thread(s), transport %s, aggregation %s, %d playouts per "
-                        + "simulation, C = %.2f%n%s%n", board, board, processes, threads,
-                System.getProperty("fabric.transport", "shm"), aggregation, playouts, exploration, hex.render(start));
         try (LocalLauncher job = LocalLauncher.builder(HexMcts.class).processes(processes).threadsPerProcess(threads)
                 .jvmArgs(jvm.toArray(String[]::new)).args(rawArgs()).forwardOutput(true).start()) {
             job.awaitAll(Duration.ofSeconds((long) seconds + 2 * timeout + 60));
@@ -119,7 +121,7 @@ public final class HexMcts implements Callable<Integer> {
                 "--seed", "" + seed, "--edges", edges.name(), "--timeout", "" + timeout};
     }
 
-    private void print(SearchResult r, Hex hex, byte[] start) {
+    private void print(SearchResult r, Hex hex, byte[] start, int processes, int threads) {
         String side = hex.sideToMove(start) == 0 ? "Black" : "White";
         double steadyRollouts = r.steadyCompletions() / Math.max(1e-9, r.steadySeconds());
         double steadyVisits = r.steadyVisits() / Math.max(1e-9, r.steadySeconds());

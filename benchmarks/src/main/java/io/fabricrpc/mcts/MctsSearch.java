@@ -21,7 +21,8 @@ import java.util.function.Consumer;
  * phases and select from the root directly; below it every step is a call to the node's owner. Rank 0's worker 0
  * coordinates: at a phase boundary every started rollout has completed, so it reads the counters there, and at the
  * end it broadcasts the stop; then every worker shuts its aggregators down (flush + one-way signal) and waits for
- * every worker's signal. A worker that fails stops its process's search, and its peers see the process go.
+ * every worker's signal. A worker that fails stops its process's search and {@link #run()} throws; peers notice
+ * the process end through idle probes (or fail at their own deadline).
  */
 public final class MctsSearch {
     private static final long PROBE_NANOS = 100_000_000L;

@@ -13,6 +13,7 @@ import java.util.Comparator;
 import java.util.List;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.AtomicReference;
+import java.util.concurrent.locks.LockSupport;
 import java.util.function.Consumer;
 
 /**
@@ -184,8 +185,12 @@ public final class MctsSearch {
                                     + (settings.timeLimit().toMillis() + settings.timeout().toMillis()) + " ms");
                         }
                     }
-                    if (++idle > 256) {
-                        Thread.yield(); // a peer thread may be waiting for this core (oversubscribed machine)
+                    // Back off when idle for long: on an oversubscribed machine a spinning worker starves its
+                    // process's peer workers and the fabric's own threads (heartbeat, flusher).
+                    if (++idle > 4096) {
+                        LockSupport.parkNanos(20_000);
+                    } else if (idle > 256) {
+                        Thread.yield();
                     } else {
                         Thread.onSpinWait();
                     }

@@ -22,6 +22,9 @@ class HexMctsJobTest {
         ManagementFactory.getRuntimeMXBean().getInputArguments().stream().filter(a -> a.startsWith("-Dfabric.")
                 || a.startsWith("-Dshm.") || a.startsWith("-Drdma.")).forEach(jvm::add);
         jvm.add("-Xmx512m");
+        // A killed rank is seen by its pid (milliseconds); a 60-s heartbeat bound keeps a rank that the CI machine
+        // starves for over 10 s (seen twice at load average 20-25 on 2 vCPUs) from being declared dead.
+        jvm.add("-Dshm.peerTimeoutMillis=60000");
         List<String> all = new ArrayList<>(List.of("-p", "" + processes, "-t", "" + threads));
         all.addAll(List.of(args));
         return LocalLauncher.builder(HexMcts.class).processes(processes).threadsPerProcess(threads)

@@ -7,6 +7,7 @@
 # --extra benchmarks/target/mcts-rdma/results.txt=2x1-rdma.
 #
 #   scripts/mcts-rdma-two-guests.sh [seconds [aggregations...]]    (defaults: 20 s, trad ovfl; about 1.5 min each)
+#   MCTS_TRANSPORT=hybrid scripts/mcts-rdma-two-guests.sh ...      (hybrid: two guests are two hosts, the rdma path)
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 # shellcheck source=lib/benchmarks.sh
@@ -27,7 +28,7 @@ rank_command() { # rank address aggregation
   echo env FABRICRPC_RANK="$1" FABRICRPC_SIZE=2 FABRICRPC_THREADS=1 FABRICRPC_COORDINATOR=10.0.3.1:7712 \
     FABRICRPC_BIND_HOST=10.0.3.1 FABRICRPC_ADVERTISED_HOST="$2" FABRICRPC_JOB_SECRET_FILE="$secret_file" \
     FABRICRPC_JOIN_TIMEOUT_MS=120000 FABRICRPC_FAILURE_TIMEOUT_MS=10000 \
-    "$JAVA_HOME/bin/java" $flags -XX:TieredStopAtLevel=1 -Xmx1g -Dfabric.transport=rdma -Drdma.bindAddress="$2" \
+    "$JAVA_HOME/bin/java" $flags -XX:TieredStopAtLevel=1 -Xmx1g -Dfabric.transport="${MCTS_TRANSPORT:-rdma}" -Drdma.bindAddress="$2" \
     -cp "$jar" io.fabricrpc.mcts.hex.HexMcts -p 2 -t 1 -s "$seconds" -a "$3" --phase 512 --timeout 120
 }
 
@@ -45,7 +46,7 @@ for mode in "${modes[@]}"; do
   grep -v '^ *[0-9]* *[.BW ]*$' "$logs/$mode-rank0.log" | grep -E "searching|result|chosen|top 5|MCTS_" | sed "s/^/[$mode, rank 0] /" || true
   line=$(grep -m1 "^MCTS_RESULT" "$logs/$mode-rank0.log" || true)
   if [ -n "$line" ] && [ "$rc_a" -eq 0 ] && [ "$rc_b" -eq 0 ]; then
-    echo "$line" >> "$logs/results.txt"
+    echo "$line transport=${MCTS_TRANSPORT:-rdma}" >> "$logs/results.txt"
   else
     echo "mcts-rdma-two-guests: $mode: rank 0 exited $rc_a, rank 1 exited $rc_b (logs in $logs)" >&2
     status=1

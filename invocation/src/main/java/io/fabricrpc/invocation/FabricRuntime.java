@@ -14,6 +14,7 @@ import io.fabricrpc.fabric.PeerFailedException;
 import io.fabricrpc.fabric.ThreadId;
 import io.fabricrpc.memory.RemoteAllocationService;
 import io.fabricrpc.messaging.ChunkLayout;
+import io.fabricrpc.messaging.FullPolicy;
 import io.fabricrpc.messaging.Messenger;
 import io.fabricrpc.messaging.MessagingException;
 import io.fabricrpc.messaging.MessagingNode;
@@ -516,13 +517,13 @@ public final class FabricRuntime implements Fabric {
         // Each view is its own channel, so its sender id is distinct: the receiver keeps one inbox per sender.
         long sender = ThreadId.pack(rank, ThreadId.threadIndexOf(context.senderId) | view << VIEW_SHIFT);
         MessengerConfig messengerConfig = factory == null ? config.messenger() : factory.messengerConfig(config.messenger());
+        // RETRY_ASYNC is a channel over a FAIL messenger; views choose their own policy (messengerConfig).
+        boolean async = messengerConfig.fullPolicy() == FullPolicy.RETRY_ASYNC;
         Messenger messenger = node.messenger(sender, ThreadId.pack(destRank, global % threads), addresses[destRank],
-                messengerConfig);
+                async ? messengerConfig.withFullPolicy(FullPolicy.FAIL) : messengerConfig);
         messenger.whileWaiting(this::help);
-        RecordChannel channel = factory == null ? messenger : factory.wrap(messenger);
-        if (view == 0) {
-            context.messengers[global] = messenger;
-        }
+        RecordChannel plain = async ? node.asyncQueue(messenger, messengerConfig.asyncQueueLimitBytes()) : messenger;
+        RecordChannel channel = factory == null ? plain : factory.wrap(messenger);
         CallEncoder encoder = new CallEncoder(registry, ThreadId.fromLong(sender) + " -> "
                 + ThreadId.fromLong(ThreadId.pack(destRank, global % threads)));
         ThreadContext.Route route = new ThreadContext.Route(channel, encoder,
@@ -531,15 +532,6 @@ public final class FabricRuntime implements Fabric {
         return route;
     }
 
-    /** View 0's messenger to {@code global} (broadcast records always travel the plain channels). */
-    private Messenger messenger(ThreadContext context, int global) {
-        Messenger messenger = context.messengers[global];
-        if (messenger == null) {
-            route(context, 0, global);
-            messenger = context.messengers[global];
-        }
-        return messenger;
-    }
 
     /** Sends the record {@code writer} holds through {@code route} and registers it with {@code sync}. */
     private static boolean send(ThreadContext.Route route, ThreadContext.CallWriter writer, int kind, Synchronizer sync) {
@@ -983,25 +975,24 @@ public final class FabricRuntime implements Fabric {
     }
 
     private void sendRaw(ThreadContext context, int global, MemorySegment record, long offset, long length, int span) {
-        ThreadContext.Route route = route(context, 0, global); // view 0: its channel is the plain messenger
-        Messenger messenger = (Messenger) route.channel;
+        ThreadContext.Route route = route(context, 0, global); // view 0: the plain channel (a RETRY_ASYNC one queues)
+        RecordChannel channel = route.channel;
         context.markSent(route);
         ThreadContext.RawWriter raw = context.raw();
         raw.source = record;
         raw.offset = offset;
         raw.length = length;
         raw.span = span;
-        if (!messenger.send(InvocationRecords.BROADCAST, raw)) {
+        if (!channel.send(InvocationRecords.BROADCAST, raw)) {
             throw new MessagingException("broadcast to worker " + global + " refused: its buffers are full (FAIL policy)");
         }
     }
 
     /** Test hook: sends arbitrary bytes as an invocation record of {@code kind} (a misbehaving or corrupt peer). */
     boolean sendRawForTest(ThreadId dest, int kind, byte[] bytes) {
-        int global = globalIndex(dest);
-        Messenger messenger = messenger(context(), global);
+        RecordChannel channel = route(context(), 0, globalIndex(dest)).channel;
         MemorySegment source = MemorySegment.ofArray(bytes);
-        return messenger.send(kind, (target, offset, limit) -> {
+        return channel.send(kind, (target, offset, limit) -> {
             if (bytes.length > limit) {
                 return -1;
             }

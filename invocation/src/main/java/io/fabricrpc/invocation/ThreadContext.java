@@ -34,8 +34,6 @@ final class ThreadContext {
      * highest view used; replaced, never shrunk, by the owning thread only.
      */
     private Route[] routes;
-    /** View 0's messengers, used directly for broadcast forwarding. */
-    final Messenger[] messengers;
     final CallEncoder[] sendEncoders;
     MemorySegment sendStaging;
     /** Where this thread builds its broadcast records, and their encoder (reset for each record). */
@@ -76,7 +74,6 @@ final class ThreadContext {
         this.threads = threads;
         this.thread = Thread.currentThread();
         this.routes = new Route[threads];
-        this.messengers = new Messenger[threads];
         this.sendEncoders = new CallEncoder[threads];
     }
 

@@ -6,6 +6,9 @@ public enum FullPolicy {
     FAIL,
     /** The call waits until the receiver frees a chunk (bounded by the peer's liveness and a timeout). */
     RETRY,
-    /** The call is copied into a local queue and sent later, in order, by the messenger's flusher. */
+    /**
+     * The call is copied into a local queue and sent later, in order, by the sender's next call, flush or wait, or by
+     * the fabric's agent: a channel over a FAIL messenger ({@link AsyncQueueChannel}, {@link MessagingNode#channel}).
+     */
     RETRY_ASYNC
 }

@@ -35,7 +35,7 @@ public final class MessagingNode implements AutoCloseable {
     private final boolean ownsService;
     private final ConcurrentHashMap<Long, ReceivingThread> receivers = new ConcurrentHashMap<>();
     private final ConcurrentHashMap<InboxKey, SenderInbox> inboxes = new ConcurrentHashMap<>();
-    private final ConcurrentLinkedQueue<Messenger> toFlush = new ConcurrentLinkedQueue<>();
+    private final ConcurrentLinkedQueue<AsyncQueueChannel> toFlush = new ConcurrentLinkedQueue<>();
     /** Messengers that have deferred a flag at least once (RDMA ones): the flusher bounds how long flags wait. */
     private final Set<Messenger> deferring = ConcurrentHashMap.newKeySet();
     /** With no flag waiting for this long, the agent stops ticking for flags and parks until a sender wakes it. */
@@ -113,8 +113,30 @@ public final class MessagingNode implements AutoCloseable {
     }
 
     /**
+     * The channel from {@code sender} to {@code destination} as {@code config} asks: a {@link Messenger}, or under
+     * {@link FullPolicy#RETRY_ASYNC} an {@link AsyncQueueChannel} over a FAIL messenger.
+     */
+    public RecordChannel channel(long sender, long destination, EndpointAddress destinationProcess,
+                                 MessengerConfig config) {
+        if (config.fullPolicy() != FullPolicy.RETRY_ASYNC) {
+            return messenger(sender, destination, destinationProcess, config);
+        }
+        return asyncQueue(messenger(sender, destination, destinationProcess, config.withFullPolicy(FullPolicy.FAIL)),
+                config.asyncQueueLimitBytes());
+    }
+
+    /** RETRY_ASYNC over {@code messenger} (whose policy is FAIL), queueing at most {@code limitBytes}. */
+    public AsyncQueueChannel asyncQueue(Messenger messenger, long limitBytes) {
+        if (messenger.fullPolicy() != FullPolicy.FAIL) {
+            throw new IllegalArgumentException("an asynchronous queue needs a FAIL messenger, got " + messenger.fullPolicy());
+        }
+        return new AsyncQueueChannel(messenger, this, limitBytes);
+    }
+
+    /**
      * Creates the messenger from {@code sender} (a thread of this process) to {@code destination} (a thread of
-     * the process at {@code destinationProcess}). Chunks are obtained on its first send.
+     * the process at {@code destinationProcess}). Chunks are obtained on its first send. Not RETRY_ASYNC: see
+     * {@link #channel}.
      */
     public Messenger messenger(long sender, long destination, EndpointAddress destinationProcess,
                                MessengerConfig config) {
@@ -249,10 +271,14 @@ public final class MessagingNode implements AutoCloseable {
         agent.wake();
     }
 
-    /** Registers a messenger whose RETRY_ASYNC queue the flusher thread should drain. */
-    void flushLater(Messenger messenger) {
-        toFlush.add(messenger); // a volatile store (the queue's) before the wake-up's volatile load
+    /** Registers a channel whose RETRY_ASYNC queue the agent should drain. */
+    void flushLater(AsyncQueueChannel channel) {
+        toFlush.add(channel); // a volatile store (the queue's) before the wake-up's volatile load
         agent.wake();
+    }
+
+    void unflushLater(AsyncQueueChannel channel) {
+        toFlush.remove(channel);
     }
 
     /**
@@ -262,17 +288,18 @@ public final class MessagingNode implements AutoCloseable {
     private long flagsAndQueues(long now) {
         int pending = toFlush.size();
         for (int i = 0; i < pending; i++) {
-            Messenger messenger = toFlush.poll();
-            if (messenger == null) {
+            AsyncQueueChannel channel = toFlush.poll();
+            if (channel == null) {
                 break;
             }
             try {
-                if (!messenger.drainQueue()) {
-                    toFlush.add(messenger);
+                if (channel.drainFromAgent()) {
+                    toFlush.add(channel);
                 }
             } catch (RuntimeException e) {
+                // Its sender learns it at its next call or flush (the link failed, typically).
                 System.getLogger("fabricrpc.messaging").log(System.Logger.Level.ERROR,
-                        "cannot flush the queue of " + messenger + ": " + e, e);
+                        "cannot drain the queue of " + channel + ": " + e, e);
             }
         }
         long tick = publishStaleFlags();

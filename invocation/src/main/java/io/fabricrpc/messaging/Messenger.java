@@ -24,9 +24,8 @@ import java.util.concurrent.locks.ReentrantLock;
  * on first use ({@code c} of them) and grown up to {@code cMax} through no-setup service calls; when all are
  * full the {@link FullPolicy} decides. Layout and invariants: {@link ChunkLayout}.
  *
- * <p>Owned by its sender thread: {@link #send} is not thread-safe. Under {@link FullPolicy#RETRY_ASYNC} a
- * flusher thread also drains the messenger's queue; it does so only under the messenger's lock, which the
- * sender thread takes only while the queue is non-empty, so the common path takes no lock.
+ * <p>Owned by its sender thread: {@link #send} is not thread-safe. {@link FullPolicy#RETRY_ASYNC} is a channel over a
+ * FAIL messenger ({@link AsyncQueueChannel}), not a mode of this class.
  *
  * <p><b>Deferred publication</b> (transports without a mapped window, i.e. RDMA). Publishing a record there takes two
  * WRITEs: the record without its first byte, then that byte (its flag) alone, since only a later WRITE is placed
@@ -154,8 +153,6 @@ public final class Messenger implements RecordChannel {
     private boolean appendsInWindow = true;
     /** Records appended to the current batch (mapped windows only). */
     private int batchRecords;
-    /** Whether {@link #append} may be used: not under RETRY_ASYNC, whose queue it would overtake. */
-    private final boolean appends;
     /** Whether this messenger may defer flags at all (a positive publication delay). */
     private final boolean defers;
     /** Whether it may also hold whole calls while the link is backlogged. */
@@ -181,13 +178,6 @@ public final class Messenger implements RecordChannel {
     private volatile long flagTicket;
     private volatile boolean closed;
 
-    // RETRY_ASYNC queue: records serialized as [header][payload] in arrival order; guarded by `this`.
-    private volatile boolean queued;
-    private MemorySegment queue = MemorySegment.NULL;
-    private long queueHead;
-    private long queueTail;
-    private long queuedRecords;
-
     Messenger(MessagingNode node, Link link, long sender, long destination, MessengerConfig config,
               LocalRegion notifyRegion, long notifyOffset) {
         this.node = node;
@@ -201,7 +191,9 @@ public final class Messenger implements RecordChannel {
         this.notifyRegion = notifyRegion;
         this.notifyOffset = notifyOffset;
         this.idle = node.idleStrategy();
-        this.appends = config.fullPolicy() != FullPolicy.RETRY_ASYNC;
+        if (config.fullPolicy() == FullPolicy.RETRY_ASYNC) {
+            throw new IllegalArgumentException("RETRY_ASYNC is a channel over a FAIL messenger (MessagingNode.channel)");
+        }
         this.defers = !config.publicationDelay().isZero();
         this.coalesces = defers && config.coalescing();
     }
@@ -270,40 +262,33 @@ public final class Messenger implements RecordChannel {
         return lastTicket;
     }
 
-    /** Bytes of calls waiting in the asynchronous queue. */
-    public synchronized long queuedBytes() {
-        return queueTail - queueHead;
+    /** What a send does when every chunk up to cMax is full. */
+    public FullPolicy fullPolicy() {
+        return config.fullPolicy();
+    }
+
+    /** How long a wait for room (RETRY, a flush) may last before it fails. */
+    public java.time.Duration timeout() {
+        return config.timeout();
     }
 
     @Override
     public long bufferedBytes() {
         long waiting = (long) DEFERRED.getAcquire(this);
-        return queuedBytes() + stagedBytes() + (waiting < 0 ? 0 : rangeEnd(waiting) - rangeStart(waiting));
+        return stagedBytes() + (waiting < 0 ? 0 : rangeEnd(waiting) - rangeStart(waiting));
     }
 
-    /** Publishes appended records and any waiting flag, and drains the RETRY_ASYNC queue, waiting (bounded) for room. */
+    /** Publishes appended records and any waiting flag. */
     @Override
     public void flush() {
         publish();
-        long start = System.nanoTime();
-        while (queuedBytes() > 0 && !drainQueue()) {
-            link.checkAlive();
-            if (System.nanoTime() - start > config.timeout().toNanos()) {
-                throw new MessagingException("flush of " + this + ": " + queuedBytes() + " bytes still queued after "
-                        + config.timeout().toMillis() + " ms");
-            }
-            waitHelper.run();
-            idle.idle();
-        }
     }
 
     /**
      * Sends one record written by {@code writer}.
      *
-     * @return true if the record was sent (or, under RETRY_ASYNC, queued); false only under FAIL when every chunk
-     *         up to cMax is full
-     * @throws MessagingException if the record cannot fit even an empty chunk, the async queue is over its limit,
-     *         the receiver does not free a chunk within the timeout (RETRY), or chunk allocation fails
+     * @return true if the record was sent; false only under FAIL when every chunk up to cMax is full
+     * @throws MessagingException if the record cannot fit even an empty chunk, the receiver does not free a chunk within the timeout (RETRY), or chunk allocation fails
      * @throws io.fabricrpc.transport.PeerFailedException if the destination process is gone
      */
     public boolean send(RecordWriter writer) {
@@ -324,8 +309,8 @@ public final class Messenger implements RecordChannel {
      */
     public boolean send(int tag, RecordWriter writer) {
         checkTag(tag);
-        // The common case stays small enough to inline into the caller; set-up, queueing and full chunks do not.
-        if (ring.length != 0 && !queued) {
+        // The common case stays small enough to inline into the caller; set-up and full chunks do not.
+        if (ring.length != 0) {
             if (writeKnownInWindow(tag, writer) || tryWrite(tag, writer, true)) {
                 recordsSent++;
                 return true;
@@ -391,23 +376,9 @@ public final class Messenger implements RecordChannel {
         ChunkLayout.HEADER.setRelease(window, held >>> 32, (int) held);
     }
 
-    /** {@link #send(int, RecordWriter)} before set-up or while RETRY_ASYNC calls are queued. */
+    /** {@link #send(int, RecordWriter)} before set-up. */
     private boolean sendUncommon(int tag, RecordWriter writer) {
-        if (ring.length == 0) {
-            setUp();
-        }
-        if (queued) {
-            synchronized (this) {
-                if (queued) {
-                    drainQueue();
-                    if (queued) {
-                        enqueue(tag, writer);
-                        recordsSent++;
-                        return true;
-                    }
-                }
-            }
-        }
+        setUp();
         if (tryWrite(tag, writer, true)) {
             recordsSent++;
             return true;
@@ -421,15 +392,10 @@ public final class Messenger implements RecordChannel {
             case FAIL -> {
                 return false;
             }
-            case RETRY -> {
+            case RETRY, RETRY_ASYNC -> { // RETRY_ASYNC never reaches a messenger (constructor)
                 awaitSpace();
                 if (!tryWrite(tag, writer, true)) {
                     throw oversize();
-                }
-            }
-            case RETRY_ASYNC -> {
-                synchronized (this) {
-                    enqueue(tag, writer);
                 }
             }
         }
@@ -535,14 +501,14 @@ public final class Messenger implements RecordChannel {
      * memory) and records are large ({@link #WINDOW_APPEND_MIN_RECORD}), straight into the receiver's chunk, where
      * publishing it is one releasing store. The record goes out with
      * the next {@link #publish()}, or when the chunk fills. Full chunks follow the {@link FullPolicy} as in
-     * {@link #send(int, RecordWriter)}; RETRY_ASYNC is not supported here.
+     * {@link #send(int, RecordWriter)}.
      *
      * @return false under FAIL when every chunk is full
      */
     public boolean append(int tag, RecordWriter writer) {
         checkTag(tag);
         // The common case stays small enough to inline into the aggregator, as in send.
-        if (ring.length != 0 && appends && appendKnown(tag, writer)) {
+        if (ring.length != 0 && appendKnown(tag, writer)) {
             recordsSent++;
             return true;
         }
@@ -568,9 +534,6 @@ public final class Messenger implements RecordChannel {
 
     /** {@link #append} before set-up, for a writer of unknown length, or into a full chunk. */
     private boolean appendUncommon(int tag, RecordWriter writer) {
-        if (!appends) {
-            throw new IllegalStateException("append needs a FAIL or RETRY messenger, not RETRY_ASYNC");
-        }
         if (ring.length == 0) {
             setUp();
         }
@@ -678,15 +641,6 @@ public final class Messenger implements RecordChannel {
             postDeferredFlag();
         } finally {
             publicationLock.unlock();
-        }
-    }
-
-    /** Another thread's flush: the waiting flag, and one pass over the RETRY_ASYNC queue (guarded by the lock). */
-    @Override
-    public void flushFromAnotherThread() {
-        publishDeferred();
-        if (queued) {
-            drainQueue();
         }
     }
 
@@ -889,7 +843,7 @@ public final class Messenger implements RecordChannel {
     /**
      * Writes staged bytes {@code [from, to)} of the current chunk, whose first byte is a record's flag, and publishes
      * them, or, if {@code defer}, sends them with that flag cleared, leaving it waiting. Held records go first, in
-     * the same WRITE. Sender thread, the RETRY_ASYNC drainer holding the messenger's lock, or the agent publishing a
+     * the same WRITE. Sender thread, the agent draining a RETRY_ASYNC queue under its channel's lock, or the agent publishing a
      * quiet sender's staged batch under {@code publicationLock} (model/messenger_staged.pml, APPENDS).
      */
     private void publishRange(long from, long to, boolean defer) {
@@ -1064,72 +1018,6 @@ public final class Messenger implements RecordChannel {
         System.arraycopy(added, 0, grown, current + 1, added.length);
         ring = grown;
         growthSinceSeal += added.length;
-    }
-
-    // ---- RETRY_ASYNC queue (callers hold the lock) ----
-
-    private void enqueue(int tag, RecordWriter writer) {
-        long limit = config.asyncQueueLimitBytes();
-        long maxRecord = maxPayload();
-        ensureQueueCapacity(ChunkLayout.RECORD_HEADER_LENGTH + maxRecord);
-        long length = writer.write(queue, queueTail + ChunkLayout.RECORD_HEADER_LENGTH, maxRecord);
-        if (length <= 0) {
-            throw length < 0 ? oversize() : new MessagingException("record writer reported 0 bytes");
-        }
-        long size = ChunkLayout.recordSize(length);
-        if (queueTail - queueHead + size > limit) {
-            throw new MessagingException("asynchronous queue of messenger " + Long.toHexString(sender) + " -> "
-                    + Long.toHexString(destination) + " is full: " + (queueTail - queueHead) + " bytes in "
-                    + queuedRecords + " calls queued, limit " + limit + " (asyncQueueLimitBytes); the call was not sent");
-        }
-        queue.set(ValueLayout.JAVA_INT_UNALIGNED, queueTail, ChunkLayout.header(length, tag));
-        queueTail += size;
-        queuedRecords++;
-        if (!queued) {
-            queued = true; // volatile: the sender thread now takes the lock on every call until the queue drains
-            node.flushLater(this);
-        }
-    }
-
-    /** Moves queued records into chunks, oldest first, while there is room. Returns true if the queue is empty. */
-    synchronized boolean drainQueue() {
-        while (queueHead < queueTail) {
-            int header = queue.get(ValueLayout.JAVA_INT_UNALIGNED, queueHead);
-            long length = ChunkLayout.length(header);
-            long from = queueHead + ChunkLayout.RECORD_HEADER_LENGTH;
-            boolean written = tryWrite(ChunkLayout.tag(header), (target, offset, limit) -> {
-                if (length > limit) {
-                    return -1;
-                }
-                MemorySegment.copy(queue, from, target, offset, length);
-                return length;
-            }, true);
-            if (!written) {
-                return false;
-            }
-            queueHead += ChunkLayout.recordSize(length);
-            queuedRecords--;
-        }
-        queueHead = 0;
-        queueTail = 0;
-        queued = false; // volatile: publishes the messenger state to the sender thread's lock-free path
-        return true;
-    }
-
-    private void ensureQueueCapacity(long extra) {
-        if (queue.byteSize() - queueTail >= extra) {
-            return;
-        }
-        long live = queueTail - queueHead;
-        long needed = live + extra;
-        // Native, as the chunks: calls are encoded into it, and a heap segment would make the shared capture
-        // writers' profile polymorphic, slowing every call path.
-        MemorySegment larger = queue.byteSize() >= needed && queueHead > 0 ? queue
-                : Arena.ofAuto().allocate(Math.max(needed, 2 * queue.byteSize()), Long.BYTES);
-        MemorySegment.copy(queue, queueHead, larger, 0, live);
-        queue = larger;
-        queueHead = 0;
-        queueTail = live;
     }
 
     private static void checkTag(int tag) {

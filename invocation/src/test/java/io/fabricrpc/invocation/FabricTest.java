@@ -377,6 +377,49 @@ public abstract class FabricTest {
         }
     }
 
+    /**
+     * RETRY_ASYNC under stress: a receiver that keeps pausing makes the sender's calls go direct, queue, drain (by the
+     * sender and by the agent) and go direct again, many times over; every call runs once, in order, and a CONSUMED
+     * synchronizer on the last call counts the queued ones.
+     */
+    @Test
+    void retryAsyncCallsStayExactlyOnceAndInOrderAcrossTheQueue() throws Exception {
+        MessengerConfig async = MessengerConfig.defaults().withChunks(4096, 1, 2).withFullPolicy(FullPolicy.RETRY_ASYNC);
+        Object[][] contexts = LocalJob.inboxes(2, 1);
+        long calls = 200_000;
+        try (LocalJob job = new LocalJob(fixture(), 2, 1, async)) {
+            Fabric fabric = job.rank(0);
+            ThreadId dest = new ThreadId(1, 0);
+            Inbox inbox = (Inbox) contexts[1][0];
+            java.util.concurrent.atomic.AtomicBoolean stop = new java.util.concurrent.atomic.AtomicBoolean();
+            Thread receiver = Thread.ofPlatform().start(() -> {
+                job.rank(1).attach(0, inbox);
+                long ran = 0;
+                while (!stop.get()) {
+                    ran += job.rank(1).processCalls();
+                    if (ran > 3_000) {
+                        ran = 0;
+                        java.util.concurrent.locks.LockSupport.parkNanos(500_000); // the sender's chunks fill meanwhile
+                    }
+                }
+            });
+            try {
+                Synchronizer sync = new Synchronizer(Synchronizer.Mode.CONSUMED);
+                for (long i = 0; i < calls; i++) {
+                    long s = i;
+                    assertTrue(fabric.call(dest, (RemoteContextConsumer<Inbox>) box -> box.record(0, s),
+                            i == calls - 1 ? sync : null));
+                }
+                sync.await(Duration.ofSeconds(60));
+            } finally {
+                stop.set(true);
+                receiver.join(60_000);
+            }
+            assertNull(inbox.error);
+            assertEquals(calls, inbox.received);
+        }
+    }
+
     @Test
     void badCallsFailClearlyAndTheReceiverKeepsServing() throws Exception {
         ConcurrentLinkedQueue<Throwable> errors = new ConcurrentLinkedQueue<>();

@@ -64,6 +64,10 @@ public abstract class MessengerTest {
         return senders.messenger(sender, RECEIVER, receiverEndpoint.address(), config);
     }
 
+    private AsyncQueueChannel asyncChannel(long sender, MessengerConfig config) {
+        return (AsyncQueueChannel) senders.channel(sender, RECEIVER, receiverEndpoint.address(), config);
+    }
+
     /** A record of (sender, sequence, padding bytes). */
     private static RecordWriter record(long sender, long sequence, int padding) {
         return (target, offset, limit) -> {
@@ -584,25 +588,26 @@ public abstract class MessengerTest {
     void retryAsyncQueuesInOrderAndTheFlusherDeliversLater() {
         MessengerConfig config = MessengerConfig.defaults().withChunks(4096, 2, 2).withFullPolicy(FullPolicy.RETRY_ASYNC);
         long records = 5_000;
-        try (Messenger messenger = messenger(4, config)) {
+        try (AsyncQueueChannel channel = asyncChannel(4, config)) {
             for (long i = 0; i < records; i++) {
-                assertTrue(messenger.send(record(4, i, 0)));
+                assertTrue(channel.send(0, record(4, i, 0)));
             }
-            assertTrue(messenger.queuedBytes() > 0, "most calls are queued while the receiver sleeps");
+            assertTrue(channel.queuedBytes() > 0, "most calls are queued while the receiver sleeps");
+            assertEquals(records, channel.recordsSent(), "queued calls count as sent");
             OrderChecker checker = new OrderChecker();
             drain(checker, records);
             assertEquals(records, checker.total);
-            assertEquals(0, messenger.queuedBytes());
+            assertEquals(0, channel.queuedBytes());
         }
     }
 
     @Test
     void theAsyncQueueLimitIsAClearErrorNotADrop() {
         MessengerConfig config = new MessengerConfig(4096, 1, 1, FullPolicy.RETRY_ASYNC, Duration.ofSeconds(5), 1000);
-        try (Messenger messenger = messenger(5, config)) {
+        try (AsyncQueueChannel channel = asyncChannel(5, config)) {
             MessagingException e = assertThrows(MessagingException.class, () -> {
                 for (long i = 0; ; i++) {
-                    messenger.send(record(5, i, 0));
+                    channel.send(0, record(5, i, 0));
                 }
             });
             assertTrue(e.getMessage().contains("limit 1000"), e.getMessage());

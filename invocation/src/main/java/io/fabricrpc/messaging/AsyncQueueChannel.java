@@ -1,0 +1,291 @@
+package io.fabricrpc.messaging;
+
+import io.fabricrpc.transport.Link;
+
+import java.lang.foreign.Arena;
+import java.lang.foreign.MemorySegment;
+import java.lang.foreign.ValueLayout;
+import java.util.concurrent.locks.ReentrantLock;
+import java.util.function.Consumer;
+
+/**
+ * {@link FullPolicy#RETRY_ASYNC} as a channel over a FAIL {@link Messenger}: a call the messenger refuses (every
+ * chunk up to cMax full) is copied into a local queue, calls made while any wait queue behind it (per-sender FIFO),
+ * and the queue drains into the messenger, oldest first, at the sender's next call, flush or wait, or from the
+ * fabric's agent. Invariant: while {@code queued} is false the messenger and the queue are the sender's alone; while
+ * it is true, whoever holds {@code lock} (the sender, or the agent draining) has them. Only the sender sets
+ * {@code queued} (volatile), under the lock; the drain that empties the queue clears it.
+ */
+public final class AsyncQueueChannel implements RecordChannel {
+    private final Messenger messenger;
+    private final MessagingNode node;
+    private final long limit;
+    private final ReentrantLock lock = new ReentrantLock();
+    /** Calls wait in the queue: the sender takes the lock from now on (volatile: the agent drains and clears it). */
+    private volatile boolean queued;
+
+    // Guarded by the lock while queued; the sender's alone otherwise. Records framed as in a chunk (ChunkLayout).
+    private MemorySegment queue = MemorySegment.NULL;
+    private long head;
+    private long tail;
+    private long queuedRecords;
+
+    // Sender thread only.
+    private long accepted;
+    private boolean queuedSeen;
+    private Consumer<Messenger> directHolder = messenger -> { };
+
+    AsyncQueueChannel(Messenger messenger, MessagingNode node, long limit) {
+        this.messenger = messenger;
+        this.node = node;
+        this.limit = limit;
+    }
+
+    /** The messenger underneath (FAIL policy). */
+    public Messenger messenger() {
+        return messenger;
+    }
+
+    @Override
+    public boolean send(int tag, RecordWriter writer) {
+        if (!queued) {
+            if (queuedSeen) {
+                handDirect(false); // the agent drained the queue: the caller may use the messenger directly again
+            }
+            if (messenger.send(tag, writer)) {
+                accepted++;
+                return true;
+            }
+        }
+        return sendBehindQueue(tag, writer);
+    }
+
+    /** Under the lock: drains waiting calls first, sends directly if room is left, else queues the call. */
+    private boolean sendBehindQueue(int tag, RecordWriter writer) {
+        lock.lock();
+        try {
+            if (!(queued && !drain()) && messenger.send(tag, writer)) {
+                accepted++;
+                return true;
+            }
+            enqueue(tag, writer);
+            accepted++;
+            return true;
+        } finally {
+            boolean waiting = queued; // read under the lock: sees the agent's last drain
+            if (waiting != queuedSeen) {
+                handDirect(waiting);
+            }
+            lock.unlock();
+        }
+    }
+
+    private void handDirect(boolean waiting) {
+        queuedSeen = waiting;
+        directHolder.accept(waiting ? null : messenger); // this thread's next call reads it
+    }
+
+    @Override
+    public Messenger directMessenger() {
+        return queuedSeen ? null : messenger;
+    }
+
+    @Override
+    public void bindDirectMessenger(Consumer<Messenger> holder) {
+        directHolder = holder;
+    }
+
+    /** Lock held: copies one record behind the waiting ones; a clear error beyond the limit, never a drop. */
+    private void enqueue(int tag, RecordWriter writer) {
+        long maxRecord = messenger.maxPayload();
+        ensureQueueCapacity(ChunkLayout.RECORD_HEADER_LENGTH + maxRecord);
+        long length = writer.write(queue, tail + ChunkLayout.RECORD_HEADER_LENGTH, maxRecord);
+        if (length <= 0) {
+            throw length < 0 ? new MessagingException("call of more than " + maxRecord + " bytes does not fit an empty "
+                    + "chunk (" + messenger + "); raise chunkSize") : new MessagingException("record writer reported 0 bytes");
+        }
+        long size = ChunkLayout.recordSize(length);
+        if (tail - head + size > limit) {
+            throw new MessagingException("asynchronous queue of " + messenger + " is full: " + (tail - head)
+                    + " bytes in " + queuedRecords + " calls queued, limit " + limit
+                    + " (asyncQueueLimitBytes); the call was not sent");
+        }
+        queue.set(ValueLayout.JAVA_INT_UNALIGNED, tail, ChunkLayout.header(length, tag));
+        tail += size;
+        queuedRecords++;
+        if (!queued) {
+            queued = true; // volatile: the sender takes the lock on every call until the queue drains
+            node.flushLater(this);
+        }
+    }
+
+    /** Lock held: moves queued records into the messenger, oldest first, while it has room. True once empty. */
+    private boolean drain() {
+        while (head < tail) {
+            int header = queue.get(ValueLayout.JAVA_INT_UNALIGNED, head);
+            long length = ChunkLayout.length(header);
+            long from = head + ChunkLayout.RECORD_HEADER_LENGTH;
+            boolean sent = messenger.send(ChunkLayout.tag(header), (target, offset, room) -> {
+                if (length > room) {
+                    return -1;
+                }
+                MemorySegment.copy(queue, from, target, offset, length);
+                return length;
+            });
+            if (!sent) {
+                return false;
+            }
+            head += ChunkLayout.recordSize(length);
+            queuedRecords--;
+        }
+        head = 0;
+        tail = 0;
+        queued = false; // volatile: hands the messenger back to the sender's lock-free path
+        return true;
+    }
+
+    /**
+     * The agent's look: drains what fits unless the sender holds the lock right now (it drains then itself).
+     *
+     * @return true while calls still wait
+     */
+    boolean drainFromAgent() {
+        if (!queued) {
+            return false;
+        }
+        if (!lock.tryLock()) {
+            return true;
+        }
+        try {
+            return queued && !drain();
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    private void ensureQueueCapacity(long extra) {
+        if (queue.byteSize() - tail >= extra) {
+            return;
+        }
+        long live = tail - head;
+        long needed = live + extra;
+        // Native, as the chunks: calls are encoded into it, and a heap segment would make the shared capture writers'
+        // profile polymorphic, slowing every call path.
+        MemorySegment larger = queue.byteSize() >= needed && head > 0 ? queue
+                : Arena.ofAuto().allocate(Math.max(needed, 2 * queue.byteSize()), Long.BYTES);
+        MemorySegment.copy(queue, head, larger, 0, live);
+        queue = larger;
+        head = 0;
+        tail = live;
+    }
+
+    /** Bytes of calls waiting in the queue. */
+    public long queuedBytes() {
+        lock.lock();
+        try {
+            return tail - head;
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    @Override
+    public long bufferedBytes() {
+        if (!queued) {
+            return messenger.bufferedBytes();
+        }
+        lock.lock();
+        try {
+            return tail - head + messenger.bufferedBytes();
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    /** Sends every queued call, waiting (bounded by the messenger's timeout and the peer's liveness) for room. */
+    @Override
+    public void flush() {
+        if (queued) {
+            lock.lock();
+            try {
+                long start = System.nanoTime();
+                long timeout = messenger.timeout().toNanos();
+                while (queued && !drain()) {
+                    messenger.link().checkAlive();
+                    if (System.nanoTime() - start > timeout) {
+                        throw new MessagingException("flush of " + messenger + ": " + (tail - head) + " bytes in "
+                                + queuedRecords + " calls still queued after " + timeout / 1_000_000 + " ms");
+                    }
+                    messenger.helpWhileWaiting();
+                    Thread.onSpinWait();
+                }
+            } finally {
+                lock.unlock();
+            }
+        }
+        messenger.flush();
+    }
+
+    @Override
+    public void publishBuffered() {
+        if (!queued) {
+            messenger.publishBuffered();
+            return;
+        }
+        lock.lock();
+        try {
+            drain();
+            messenger.publishBuffered();
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    @Override
+    public void flushFromAnotherThread() {
+        messenger.publishDeferred();
+        drainFromAgent();
+    }
+
+    @Override
+    public void publishDeferred() {
+        messenger.publishDeferred(); // thread-safe on its own
+    }
+
+    /** Calls accepted (sent or queued): the sequence number of the latest one. Sender thread. */
+    @Override
+    public long recordsSent() {
+        return accepted;
+    }
+
+    @Override
+    public long consumedRecords() {
+        return messenger.consumedRecords();
+    }
+
+    @Override
+    public long lastTicket() {
+        return messenger.lastTicket();
+    }
+
+    @Override
+    public Link link() {
+        return messenger.link();
+    }
+
+    @Override
+    public long destination() {
+        return messenger.destination();
+    }
+
+    @Override
+    public void close() {
+        node.unflushLater(this);
+        messenger.close();
+    }
+
+    @Override
+    public String toString() {
+        return "AsyncQueueChannel[" + messenger + ", queued " + (tail - head) + " B]";
+    }
+}

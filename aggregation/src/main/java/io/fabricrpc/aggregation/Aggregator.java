@@ -1,8 +1,7 @@
 package io.fabricrpc.aggregation;
 
 import io.fabricrpc.messaging.Messenger;
-import io.fabricrpc.messaging.RecordChannel;
-import io.fabricrpc.transport.Link;
+import io.fabricrpc.messaging.MessengerDecorator;
 
 import java.lang.invoke.MethodHandles;
 import java.lang.invoke.VarHandle;
@@ -14,7 +13,7 @@ import java.lang.invoke.VarHandle;
  * other's way is each mode's own: TRADITIONAL's calls take no lock (the messenger orders its appends and another
  * thread's publication), OVERFLOW's exceeding path takes the aggregator's lock.
  */
-abstract sealed class Aggregator implements RecordChannel permits TraditionalAggregator, OverflowAggregator {
+abstract sealed class Aggregator extends MessengerDecorator permits TraditionalAggregator, OverflowAggregator {
     private static final VarHandle UNSENT_MAY_WAIT;
 
     static {
@@ -25,7 +24,6 @@ abstract sealed class Aggregator implements RecordChannel permits TraditionalAgg
         }
     }
 
-    final Messenger messenger;
     final AggregationConfig config;
     final long maxDelayNanos;
     /** The fabric's aggregation duty on its agent: pushes out what waits up to maxDelay. */
@@ -38,7 +36,7 @@ abstract sealed class Aggregator implements RecordChannel permits TraditionalAgg
     private volatile boolean unsentMayWait;
 
     Aggregator(Messenger messenger, AggregationConfig config, AggregationDuty duty) {
-        this.messenger = messenger;
+        super(messenger);
         this.config = config;
         this.maxDelayNanos = config.maxDelay().toNanos();
         this.duty = duty;
@@ -117,31 +115,6 @@ abstract sealed class Aggregator implements RecordChannel permits TraditionalAgg
 
     boolean isClosed() {
         return closed;
-    }
-
-    @Override
-    public long consumedRecords() {
-        return messenger.consumedRecords();
-    }
-
-    @Override
-    public long lastTicket() {
-        return messenger.lastTicket();
-    }
-
-    @Override
-    public Link link() {
-        return messenger.link();
-    }
-
-    @Override
-    public void publishDeferred() {
-        messenger.publishDeferred(); // thread-safe on its own: no need to take the aggregator
-    }
-
-    @Override
-    public long destination() {
-        return messenger.destination();
     }
 
     @Override

@@ -233,6 +233,36 @@ public abstract class AggregationTest {
         }
     }
 
+    /**
+     * An idle fabric's agent costs next to nothing: after a burst of trad and ovfl calls, two seconds of idleness take
+     * a few milliseconds of its CPU (it parks, looking ten times a second). A 200-us tick cost 5-6% of a core here;
+     * the bound is far above a parked thread and far below a ticking one.
+     */
+    @Test
+    void anIdleFabricsAgentSpendsNextToNoCpu() throws Exception {
+        Object[][] contexts = LocalJob.inboxes(2, 1);
+        try (LocalJob job = new LocalJob(fixture(), 2, 1, MessengerConfig.defaults())) {
+            Fabric trad = Aggregation.traditional(job.rank(0), AggregationConfig.traditional());
+            Fabric ovfl = Aggregation.overflow(job.rank(0), AggregationConfig.overflow());
+            ThreadId dest = new ThreadId(1, 0);
+            job.rank(1).startHandlerThreads();
+            for (int i = 0; i < 1_000; i++) {
+                assertTrue(trad.call(dest, () -> { }));
+                assertTrue(ovfl.call(dest, () -> { }));
+            }
+            trad.flush();
+            ovfl.flush();
+            awaitFlusherAsleep(job.rank(0));
+            Thread agent = ((io.fabricrpc.invocation.FabricRuntime) job.rank(0)).sendingAgent().thread();
+            java.lang.management.ThreadMXBean threads = java.lang.management.ManagementFactory.getThreadMXBean();
+            long before = threads.getThreadCpuTime(agent.threadId());
+            Thread.sleep(2_000);
+            long spentMillis = (threads.getThreadCpuTime(agent.threadId()) - before) / 1_000_000;
+            System.out.println("idle agent: " + spentMillis + " ms of CPU in 2 s");
+            assertTrue(spentMillis < 40, "the idle agent spent " + spentMillis + " ms of CPU in 2 s: it polls");
+        }
+    }
+
     private static void awaitFlusherAsleep(Fabric fabric) throws InterruptedException {
         io.fabricrpc.messaging.SendingAgent agent = ((io.fabricrpc.invocation.FabricRuntime) fabric).sendingAgent();
         long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);

@@ -1,7 +1,5 @@
 package io.fabricrpc.messaging;
 
-import io.fabricrpc.transport.Link;
-
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
@@ -16,8 +14,7 @@ import java.util.function.Consumer;
  * it is true, whoever holds {@code lock} (the sender, or the agent draining) has them. Only the sender sets
  * {@code queued} (volatile), under the lock; the drain that empties the queue clears it.
  */
-public final class AsyncQueueChannel implements RecordChannel {
-    private final Messenger messenger;
+public final class AsyncQueueChannel extends MessengerDecorator {
     private final MessagingNode node;
     private final long limit;
     private final ReentrantLock lock = new ReentrantLock();
@@ -31,19 +28,13 @@ public final class AsyncQueueChannel implements RecordChannel {
     private long queuedRecords;
 
     // Sender thread only.
-    private long accepted;
     private boolean queuedSeen;
     private Consumer<Messenger> directHolder = messenger -> { };
 
     AsyncQueueChannel(Messenger messenger, MessagingNode node, long limit) {
-        this.messenger = messenger;
+        super(messenger);
         this.node = node;
         this.limit = limit;
-    }
-
-    /** The messenger underneath (FAIL policy). */
-    public Messenger messenger() {
-        return messenger;
     }
 
     @Override
@@ -53,7 +44,6 @@ public final class AsyncQueueChannel implements RecordChannel {
                 handDirect(false); // the agent drained the queue: the caller may use the messenger directly again
             }
             if (messenger.send(tag, writer)) {
-                accepted++;
                 return true;
             }
         }
@@ -65,11 +55,9 @@ public final class AsyncQueueChannel implements RecordChannel {
         lock.lock();
         try {
             if (!(queued && !drain()) && messenger.send(tag, writer)) {
-                accepted++;
                 return true;
             }
             enqueue(tag, writer);
-            accepted++;
             return true;
         } finally {
             boolean waiting = queued; // read under the lock: sees the agent's last drain
@@ -247,35 +235,21 @@ public final class AsyncQueueChannel implements RecordChannel {
         drainFromAgent();
     }
 
-    @Override
-    public void publishDeferred() {
-        messenger.publishDeferred(); // thread-safe on its own
-    }
-
-    /** Calls accepted (sent or queued): the sequence number of the latest one. Sender thread. */
+    /**
+     * Calls accepted, sent or queued: the sequence number of the latest one. Sender thread. Counted from the messenger
+     * and the queue, not by this channel's sends: the runtime also sends through {@link #directMessenger()}.
+     */
     @Override
     public long recordsSent() {
-        return accepted;
-    }
-
-    @Override
-    public long consumedRecords() {
-        return messenger.consumedRecords();
-    }
-
-    @Override
-    public long lastTicket() {
-        return messenger.lastTicket();
-    }
-
-    @Override
-    public Link link() {
-        return messenger.link();
-    }
-
-    @Override
-    public long destination() {
-        return messenger.destination();
+        if (!queued) {
+            return messenger.recordsSent();
+        }
+        lock.lock(); // the agent moves records from the queue into the messenger meanwhile
+        try {
+            return messenger.recordsSent() + queuedRecords;
+        } finally {
+            lock.unlock();
+        }
     }
 
     @Override

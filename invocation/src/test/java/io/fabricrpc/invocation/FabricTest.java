@@ -411,6 +411,8 @@ public abstract class FabricTest {
                             i == calls - 1 ? sync : null));
                 }
                 sync.await(Duration.ofSeconds(60));
+                // CONSUMED: the receiver ran the last call, so every call (its pushes follow the handler's writes).
+                assertEquals(calls, inbox.received, "the synchronizer counted down before the last call ran");
             } finally {
                 stop.set(true);
                 receiver.join(60_000);

@@ -1,0 +1,46 @@
+package io.fabricrpc.messaging;
+
+import io.fabricrpc.transport.Link;
+
+/**
+ * A channel that adds a mechanism on top of one {@link Messenger} (an asynchronous queue, an aggregator): what does
+ * not depend on the mechanism goes to the messenger. Subclasses say which thread may touch the messenger when.
+ */
+public abstract class MessengerDecorator implements RecordChannel {
+    protected final Messenger messenger;
+
+    protected MessengerDecorator(Messenger messenger) {
+        this.messenger = messenger;
+    }
+
+    /** The messenger underneath. */
+    public final Messenger messenger() {
+        return messenger;
+    }
+
+    @Override
+    public long consumedRecords() {
+        return messenger.consumedRecords();
+    }
+
+    @Override
+    public long lastTicket() {
+        return messenger.lastTicket();
+    }
+
+    @Override
+    public Link link() {
+        return messenger.link();
+    }
+
+    @Override
+    public long destination() {
+        return messenger.destination();
+    }
+
+    /** The messenger's waiting flag: thread-safe on its own, so no decorator takes a lock for it. */
+    @Override
+    public void publishDeferred() {
+        messenger.publishDeferred();
+    }
+}

@@ -2,8 +2,7 @@ package io.fabricrpc.aggregation;
 
 import io.fabricrpc.api.Fabric;
 import io.fabricrpc.invocation.ChannelFactory;
-import io.fabricrpc.invocation.FabricRuntime;
-import io.fabricrpc.invocation.FabricView;
+import io.fabricrpc.invocation.ChannelViews;
 import io.fabricrpc.messaging.FullPolicy;
 import io.fabricrpc.messaging.Messenger;
 import io.fabricrpc.messaging.MessengerConfig;
@@ -41,11 +40,9 @@ public final class Aggregation {
 
     /** An aggregating view of {@code fabric} in {@code config.mode()}. */
     public static Fabric of(Fabric fabric, AggregationConfig config) {
-        if (!(fabric instanceof FabricRuntime runtime)) {
-            throw new IllegalArgumentException("aggregation needs the fabric returned by Fabric.join, got " + fabric);
-        }
-        AggregationDuty duty = AggregationDuty.of(runtime.sendingAgent());
-        return runtime.view(new ChannelFactory() {
+        ChannelViews views = ChannelViews.of(fabric);
+        AggregationDuty duty = AggregationDuty.of(views.agent());
+        return views.view(new ChannelFactory() {
             @Override
             public MessengerConfig messengerConfig(MessengerConfig jobDefault) {
                 // OVERFLOW must learn that the chunks are full instead of waiting inside the messenger.
@@ -58,7 +55,7 @@ public final class Aggregation {
             public RecordChannel wrap(Messenger messenger) {
                 return config.mode() == AggregationConfig.Mode.TRADITIONAL
                         ? new TraditionalAggregator(messenger, config, duty)
-                        : new OverflowAggregator(messenger, config, runtime.transportForViews(), duty);
+                        : new OverflowAggregator(messenger, config, views.transport(), duty);
             }
         });
     }
@@ -68,18 +65,12 @@ public final class Aggregation {
      * destination the one-way shutdown signal behind them (as the MCTS framework of the paper does).
      */
     public static void shutdown(Fabric view) {
-        if (!(view instanceof FabricView aggregating)) {
-            throw new IllegalArgumentException("not an aggregating view: " + view);
-        }
-        aggregating.shutdownChannels();
+        ChannelViews.shutdownChannels(view);
     }
 
     /** Bytes of the calling thread's calls that {@code view} holds locally (batched or exceeding), not yet sent. */
     public static long bufferedBytes(Fabric view) {
-        if (!(view instanceof FabricView aggregating)) {
-            throw new IllegalArgumentException("not an aggregating view: " + view);
-        }
-        return aggregating.bufferedBytes();
+        return ChannelViews.bufferedBytes(view);
     }
 
     /**
@@ -87,7 +78,7 @@ public final class Aggregation {
      * aggregator that shut down), or fails after {@code timeout}.
      */
     public static void awaitShutdownSignals(Fabric fabric, long signals, Duration timeout) {
-        FabricRuntime runtime = fabric instanceof FabricView view ? view.runtime() : (FabricRuntime) fabric;
+        ChannelViews runtime = ChannelViews.of(fabric);
         LongSupplier received = runtime::shutdownSignalsReceived;
         long deadline = System.nanoTime() + timeout.toNanos();
         while (received.getAsLong() < signals) {

@@ -253,7 +253,7 @@ public abstract class AggregationTest {
             trad.flush();
             ovfl.flush();
             awaitFlusherAsleep(job.rank(0));
-            Thread agent = ((io.fabricrpc.invocation.FabricRuntime) job.rank(0)).sendingAgent().thread();
+            Thread agent = io.fabricrpc.invocation.ChannelViews.of(job.rank(0)).agent().thread();
             java.lang.management.ThreadMXBean threads = java.lang.management.ManagementFactory.getThreadMXBean();
             long before = threads.getThreadCpuTime(agent.threadId());
             Thread.sleep(2_000);
@@ -264,7 +264,7 @@ public abstract class AggregationTest {
     }
 
     private static void awaitFlusherAsleep(Fabric fabric) throws InterruptedException {
-        io.fabricrpc.messaging.SendingAgent agent = ((io.fabricrpc.invocation.FabricRuntime) fabric).sendingAgent();
+        io.fabricrpc.messaging.SendingAgent agent = io.fabricrpc.invocation.ChannelViews.of(fabric).agent();
         long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
         while (!(agent.isAsleep() && agent.thread().getState() != Thread.State.RUNNABLE)) {
             assertTrue(System.nanoTime() < deadline, "the agent still polls with nothing to push out: "

@@ -285,9 +285,10 @@ public final class FabricRuntime implements Fabric {
 
     /**
      * A view of this fabric whose one-sided call primitives go through channels made by {@code factory} (the
-     * aggregation module's aggregators, for one). Up to {@value ThreadContext#MAX_VIEWS} - 1 views per fabric.
+     * aggregation module's aggregators, for one; through {@link ChannelViews}). Up to
+     * {@value ThreadContext#MAX_VIEWS} - 1 views per fabric.
      */
-    public synchronized Fabric view(ChannelFactory factory) {
+    synchronized Fabric view(ChannelFactory factory) {
         if (views.size() == ThreadContext.MAX_VIEWS) {
             throw new IllegalStateException("at most " + (ThreadContext.MAX_VIEWS - 1) + " views per fabric");
         }
@@ -296,12 +297,12 @@ public final class FabricRuntime implements Fabric {
     }
 
     /** The transport, for views that need memory the transport can send from (the overflow aggregator's). */
-    public Transport transportForViews() {
+    Transport transportForViews() {
         return transport;
     }
 
     /** The process's one background agent: where layers above (aggregation) put their timer work. */
-    public io.fabricrpc.messaging.SendingAgent sendingAgent() {
+    io.fabricrpc.messaging.SendingAgent sendingAgent() {
         return node.agent();
     }
 

@@ -178,16 +178,16 @@ public final class FabricView implements Fabric {
     }
 
     /** Flushes this thread's channels of this view and sends each destination a shutdown signal. */
-    public void shutdownChannels() {
+    void shutdownChannels() {
         runtime.shutdownView(view);
     }
 
     /** Bytes the calling thread's channels of this view hold locally. */
-    public long bufferedBytes() {
+    long bufferedBytes() {
         return runtime.bufferedBytes(view);
     }
 
-    public FabricRuntime runtime() {
+    FabricRuntime runtime() {
         return runtime;
     }
 

@@ -5,7 +5,7 @@ import io.fabricrpc.aggregation.AggregationConfig;
 import io.fabricrpc.api.Fabric;
 import io.fabricrpc.fabric.ThreadId;
 import io.fabricrpc.invocation.ChannelFactory;
-import io.fabricrpc.invocation.FabricRuntime;
+import io.fabricrpc.invocation.ChannelViews;
 import io.fabricrpc.messaging.Messenger;
 import io.fabricrpc.messaging.MessengerConfig;
 import io.fabricrpc.messaging.RecordChannel;
@@ -64,7 +64,7 @@ public final class Columns {
     }
 
     private static Fabric withoutCoalescing(Fabric fabric) {
-        return ((FabricRuntime) fabric).view(new ChannelFactory() {
+        return ChannelViews.of(fabric).view(new ChannelFactory() {
             @Override
             public MessengerConfig messengerConfig(MessengerConfig jobDefault) {
                 return jobDefault.withCoalescing(false);

@@ -1,7 +1,7 @@
 package io.fabricrpc.benchmarks.table2;
 
 import io.fabricrpc.api.Fabric;
-import io.fabricrpc.invocation.FabricRuntime;
+import io.fabricrpc.invocation.ChannelViews;
 import io.fabricrpc.transport.EndpointAddress;
 import io.fabricrpc.transport.Link;
 import io.fabricrpc.transport.LocalRegion;
@@ -68,12 +68,9 @@ final class LinkWriteColumn implements Column {
      * this rank's exchange block of {@code control}.
      */
     LinkWriteColumn(Fabric fabric, UnsafeBuffer control, long timeoutMillis) {
-        if (!(fabric instanceof FabricRuntime runtime)) {
-            throw new IllegalStateException(NAME + " needs the fabric's runtime (its transport), got " + fabric);
-        }
         this.rank = fabric.rank();
         this.control = control;
-        this.transport = runtime.transportForViews();
+        this.transport = ChannelViews.of(fabric).transport();
         this.timeoutNanos = TimeUnit.MILLISECONDS.toNanos(timeoutMillis);
         int block = exchangeOffset(rank);
         if (rank == 0) {

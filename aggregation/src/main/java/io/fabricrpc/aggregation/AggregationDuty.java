@@ -41,10 +41,6 @@ final class AggregationDuty implements SendingAgent.Duty {
         agent.wake();
     }
 
-    SendingAgent agent() {
-        return agent;
-    }
-
     /** Pushes out every aggregator's overdue calls; a tick while some aggregator may still hold unsent calls. */
     @Override
     public long doWork(long now) {

@@ -1,5 +1,8 @@
 package io.fabricrpc.messaging;
 
+import org.agrona.concurrent.BackoffIdleStrategy;
+import org.agrona.concurrent.IdleStrategy;
+
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
@@ -18,6 +21,8 @@ public final class AsyncQueueChannel extends MessengerDecorator {
     private final MessagingNode node;
     private final long limit;
     private final ReentrantLock lock = new ReentrantLock();
+    /** A flush's wait for room (under the lock): spins, yields, then parks 1 to 100 us. */
+    private final IdleStrategy roomWait = new BackoffIdleStrategy(64, 16, 1_000, 100_000);
     /** Calls wait in the queue: the sender takes the lock from now on (volatile: the agent drains and clears it). */
     private volatile boolean queued;
 
@@ -198,6 +203,7 @@ public final class AsyncQueueChannel extends MessengerDecorator {
             try {
                 long start = System.nanoTime();
                 long timeout = messenger.timeout().toNanos();
+                roomWait.reset();
                 while (queued && !drain()) {
                     messenger.link().checkAlive();
                     if (System.nanoTime() - start > timeout) {
@@ -205,7 +211,7 @@ public final class AsyncQueueChannel extends MessengerDecorator {
                                 + queuedRecords + " calls still queued after " + timeout / 1_000_000 + " ms");
                     }
                     messenger.helpWhileWaiting();
-                    Thread.onSpinWait();
+                    roomWait.idle(); // the receiver sets the pace: spin, yield, then park as a RETRY wait does
                 }
             } finally {
                 lock.unlock();

@@ -55,10 +55,6 @@ public final class SendingAgent implements Agent {
         wake();
     }
 
-    public void remove(Duty duty) {
-        duties.remove(duty);
-    }
-
     /** The agent's one duty of {@code kind}, created by {@code factory} on first use (e.g. a layer's per-fabric duty). */
     public <D extends Duty> D duty(Class<D> kind, Supplier<D> factory) {
         Duty duty = byKind.computeIfAbsent(kind, k -> {

@@ -171,6 +171,45 @@ run staged-flusher-nolock-NEG messenger_staged.pml violation "-DNCH=1 -DCAP=2 -D
 run staged-follows-claimed-NEG messenger_staged.pml violation "-DNCH=1 -DCAP=2 -DNREC=3 -DFOLLOWS_CLAIMED -DNO_HSF_LOCK" "$tiny" "-w18"
 run staged-seal-drops-flag-NEG messenger_staged.pml violation "-DNCH=1 -DCAP=2 -DNREC=3 -DSEAL_NO_FOLLOWS" "$tiny" "-w18"
 run staged-no-await-NEG  messenger_staged.pml violation "-DNCH=2 -DCAP=1 -DNREC=3 -DNO_AWAIT" "$tiny" "-w18"
+
+# Messenger around a single transmit position claimed by CAS (the rewrite): the owner, the
+# background agent claiming what the owner left pending, the receiver. Mapped window: records
+# framed in the window (first header held) or in staging (copied), direct sends, seal and reuse.
+run transmit-window-1c2s-x4 messenger_transmit_window.pml pass "-DNCH=1 -DCAP=2 -DNREC=4" "$tiny" "-w20"
+run transmit-window-1c3s-x5 messenger_transmit_window.pml pass "-DNCH=1 -DCAP=3 -DNREC=5" "$tiny" "-w21"
+run transmit-window-2c2s-x5 messenger_transmit_window.pml pass "-DNCH=2 -DCAP=2 -DNREC=5" "$small" "-w22"
+run transmit-window-1c2s-x4-np messenger_transmit_window.pml pass "-DNCH=1 -DCAP=2 -DNREC=4" "-O0 -DNP -DCOLLAPSE" "-l -w21"
+# Staged (RDMA): deferred flags, FOLLOWS, append-only calls, the agent's flag and range writes;
+# WRITEs placed byte by byte, in post order.
+run transmit-staged-1c2s-x3 messenger_transmit_staged.pml pass "-DNCH=1 -DCAP=2 -DNREC=3" "$small" "-w22"
+run transmit-staged-1c1s-x3 messenger_transmit_staged.pml pass "-DNCH=1 -DCAP=1 -DNREC=3" "$small" "-w22"
+run transmit-staged-2c1s-x2 messenger_transmit_staged.pml pass "-DNCH=2 -DCAP=1 -DNREC=2" "$small" "-w21"
+run transmit-staged-1c2s-x3-nodefer messenger_transmit_staged.pml pass "-DNCH=1 -DCAP=2 -DNREC=3 -DDEFER=0" "$small" "-w21"
+run transmit-staged-1c2s-x3-agentfollows messenger_transmit_staged.pml pass "-DNCH=1 -DCAP=2 -DNREC=3 -DAGENT_FOLLOWS" "$small" "-w22"
+run transmit-staged-1c1s-x2-np messenger_transmit_staged.pml pass "-DNCH=1 -DCAP=1 -DNREC=2" "-O0 -DNP -DCOLLAPSE" "-l -w21"
+if [ "$full" -eq 1 ]; then
+	run transmit-window-2c2s-x6 messenger_transmit_window.pml pass "-DNCH=2 -DCAP=2 -DNREC=6" "$big" "-w24"
+	run transmit-staged-1c2s-x3-flush messenger_transmit_staged.pml pass "-DNCH=1 -DCAP=2 -DNREC=3 -DMIDFLUSH=1" "$big" "-w23"
+	run transmit-staged-2c1s-x3 messenger_transmit_staged.pml pass "-DNCH=2 -DCAP=1 -DNREC=3" "$big" "-w23"
+	run transmit-staged-1c3s-x3 messenger_transmit_staged.pml pass "-DNCH=1 -DCAP=3 -DNREC=3" "$big" "-w25"
+	run transmit-staged-1c2s-x4 messenger_transmit_staged.pml pass "-DNCH=1 -DCAP=2 -DNREC=4" "$big" "-w25"
+	run transmit-staged-1c2s-x3-np messenger_transmit_staged.pml pass "-DNCH=1 -DCAP=2 -DNREC=3" "-O2 -DNP -DCOLLAPSE" "-l -w23"
+fi
+# Negative checks, run without the ghost checks on T and on posting (NO_GHOST): each must show
+# its harm to the receiver (a record lost, run twice, out of order, before its bytes landed, a
+# torn header, a late write into a reused chunk). The last two staged ones pin the two defects of
+# the protocol as first specified (model/README.md, findings).
+run transmit-window-plain-store-NEG messenger_transmit_window.pml violation "-DNCH=1 -DCAP=2 -DNREC=4 -DNO_GHOST -DPLAIN_STORE" "$tiny" "-w18"
+run transmit-window-release-before-post-NEG messenger_transmit_window.pml violation "-DNCH=1 -DCAP=2 -DNREC=4 -DNO_GHOST -DRELEASE_EARLY" "$tiny" "-w18"
+run transmit-window-agent-no-cas-NEG messenger_transmit_window.pml violation "-DNCH=1 -DCAP=2 -DNREC=4 -DNO_GHOST -DAGENT_NO_CAS" "$tiny" "-w18"
+run transmit-window-order-NEG messenger_transmit_window.pml violation "-DNCH=1 -DCAP=2 -DNREC=4 -DNO_GHOST -DA_BEFORE_T" "$tiny" "-w18"
+run transmit-staged-plain-store-NEG messenger_transmit_staged.pml violation "-DNCH=1 -DCAP=2 -DNREC=3 -DNO_GHOST -DPLAIN_STORE" "$tiny" "-w18"
+run transmit-staged-release-before-post-NEG messenger_transmit_staged.pml violation "-DNCH=1 -DCAP=2 -DNREC=3 -DNO_GHOST -DRELEASE_EARLY" "$tiny" "-w18"
+run transmit-staged-agent-no-cas-NEG messenger_transmit_staged.pml violation "-DNCH=1 -DCAP=2 -DNREC=3 -DNO_GHOST -DAGENT_NO_CAS" "$tiny" "-w18"
+run transmit-staged-no-await-NEG messenger_transmit_staged.pml violation "-DNCH=2 -DCAP=1 -DNREC=2 -DNO_GHOST -DNO_AWAIT" "$tiny" "-w18"
+run transmit-staged-onewrite-NEG messenger_transmit_staged.pml violation "-DNCH=1 -DCAP=2 -DNREC=3 -DNO_GHOST -DONE_WRITE" "$tiny" "-w18"
+run transmit-staged-stale-a-off-NEG messenger_transmit_staged.pml violation "-DNCH=1 -DCAP=2 -DNREC=3 -DNO_GHOST -DSTALE_A_OFF" "$tiny" "-w20"
+run transmit-staged-owner-ticket-NEG messenger_transmit_staged.pml violation "-DNCH=2 -DCAP=1 -DNREC=2 -DNO_GHOST -DOWNER_TICKET_ONLY" "$tiny" "-w20"
 wait
 
 failures=0

@@ -3,7 +3,7 @@
 # (model/*.pml) with Spin.
 #
 # Usage: scripts/model-check.sh [--full]
-#   --full  also runs the largest configurations (7-11M states each, ~+75s CPU)
+#   --full  also runs the largest configurations (4-17M states each, ~+125s CPU)
 #   MODEL_CHECK_JOBS  parallel pan runs (default 2)
 # Installs spin and gcc with apt-get when missing. Works in a temporary directory (kept,
 # with its trails, only when a check fails). Prints one line per check; exits non-zero

@@ -3,6 +3,7 @@ package io.fabricrpc.aggregation;
 import io.fabricrpc.messaging.ChunkLayout;
 import io.fabricrpc.messaging.MessagingException;
 import io.fabricrpc.messaging.Messenger;
+import io.fabricrpc.messaging.RecordChannel;
 import io.fabricrpc.messaging.RecordWriter;
 import io.fabricrpc.transport.LocalRegion;
 import io.fabricrpc.transport.RemoteAccess;
@@ -39,11 +40,7 @@ final class OverflowAggregator extends Aggregator {
         }
     }
 
-    /**
-     * The aggregator's lock, taken by the sender on the exceeding path and by the flusher to drain: an owner field
-     * (CAS to take it, release store to give it back; re-entrant for the owner, since a sender waiting for room runs
-     * incoming calls that may send too), so neither ever sees the other's half-done work.
-     */
+    /** The lock of the exceeding path and the agent's drain: CAS to take, release to give back; re-entrant (holds). */
     @SuppressWarnings("unused") // through OWNER
     private volatile Thread owner;
     private int holds;
@@ -55,8 +52,8 @@ final class OverflowAggregator extends Aggregator {
     private volatile long oldestExceeding;
     /** Sender-confined: false only when, at the sender's last look under the lock, no exceeding call waited. */
     private boolean exceedingMayWait;
-    /** Where the caller keeps {@link #directMessenger()} (see RecordChannel#bindDirectMessenger). */
-    private Consumer<Messenger> directHolder = messenger -> { };
+    /** Where the caller keeps {@link #direct()} (see RecordChannel#bindDirect). */
+    private Consumer<RecordChannel> directHolder = messenger -> { };
     /** A call blocked at the limit, or a flush, that waits this long for room fails: the peer is alive but stuck. */
     private static final long STUCK_NANOS = 30_000_000_000L;
     /** Waits for the receiver under the lock (BLOCK at the limit, flush): spins, yields, then parks 1 to 100 us. */
@@ -80,12 +77,12 @@ final class OverflowAggregator extends Aggregator {
 
     /** The direct path of {@link #send}, for callers that inline the messenger's send themselves. */
     @Override
-    public Messenger directMessenger() {
+    public RecordChannel direct() {
         return exceedingMayWait ? null : messenger;
     }
 
     @Override
-    public void bindDirectMessenger(Consumer<Messenger> holder) {
+    public void bindDirect(Consumer<RecordChannel> holder) {
         directHolder = holder;
     }
 
@@ -103,7 +100,7 @@ final class OverflowAggregator extends Aggregator {
             boolean mayWait = tail != head; // read under the lock: sees the flusher's last drain
             if (mayWait != exceedingMayWait) {
                 exceedingMayWait = mayWait;
-                directHolder.accept(directMessenger()); // this thread's next call reads it
+                directHolder.accept(direct()); // this thread's next call reads it
             }
             release();
         }
@@ -173,28 +170,31 @@ final class OverflowAggregator extends Aggregator {
                 roomWait.reset(); // room returned
                 continue;
             }
-            messenger.link().checkAlive();
-            messenger.helpWhileWaiting(); // run incoming calls: the destination may be waiting on us too
-            if (System.nanoTime() - start > STUCK_NANOS) {
-                throw new MessagingException("exceeding calls of " + messenger + " stayed at their limit of "
-                        + config.exceedingLimit() + " bytes (" + (tail - head) + " waiting) for "
-                        + STUCK_NANOS / 1_000_000_000 + " s: the destination consumes nothing");
-            }
-            roomWait.idle(); // the receiver sets the pace now: back off as the messenger's own RETRY wait does
+            awaitReceiver(start, () -> "exceeding calls of " + messenger + " stayed at their limit of "
+                    + config.exceedingLimit() + " bytes (" + (tail - head) + " waiting)");
         }
+    }
+
+    /** One step of a wait for the receiver: runs incoming calls (it may wait on us), backs off, fails once stuck. */
+    private void awaitReceiver(long start, java.util.function.Supplier<String> stuck) {
+        messenger.link().checkAlive();
+        messenger.helpWhileWaiting();
+        if (System.nanoTime() - start > STUCK_NANOS) {
+            throw new MessagingException(stuck.get() + " for " + STUCK_NANOS / 1_000_000_000 + " s: the destination "
+                    + "consumes nothing");
+        }
+        roomWait.idle(); // the receiver sets the pace now: back off as the messenger's own RETRY wait does
     }
 
     /** Writes waiting calls into the messenger's chunks, oldest first, while there is room. True when none wait. */
     private boolean drain() {
         while (tail > head) {
+            long before = messenger.recordsSent();
             long taken = messenger.writeFramed(exceeding, head, tail - head);
             if (taken == 0) {
                 return false;
             }
-            for (long at = head; at < head + taken; ) {
-                at += ChunkLayout.recordSize(ChunkLayout.length(exceeding.segment().get(ValueLayout.JAVA_INT_UNALIGNED, at)));
-                exceedingRecords--;
-            }
+            exceedingRecords -= messenger.recordsSent() - before;
             head += taken;
         }
         messenger.link().awaitCompletion(messenger.lastTicket()); // the region is refilled from offset 0 next
@@ -258,13 +258,7 @@ final class OverflowAggregator extends Aggregator {
             long start = System.nanoTime();
             roomWait.reset();
             while (!drain()) {
-                messenger.link().checkAlive();
-                messenger.helpWhileWaiting();
-                if (System.nanoTime() - start > STUCK_NANOS) {
-                    throw new MessagingException("flush of " + this + ": " + (tail - head)
-                            + " bytes of exceeding calls still waiting after " + STUCK_NANOS / 1_000_000_000 + " s");
-                }
-                roomWait.idle();
+                awaitReceiver(start, () -> "flush of " + this + ": " + (tail - head) + " bytes of exceeding calls waited");
             }
             messenger.flush();
         } finally {
@@ -283,15 +277,6 @@ final class OverflowAggregator extends Aggregator {
                 release();
             }
         }
-        messenger.publishDeferred();
-    }
-
-    /**
-     * The direct path sends without taking the aggregator, so another thread leaves the messenger's sending state
-     * alone: it publishes the waiting flag only. Exceeding calls go out through the aggregation flusher.
-     */
-    @Override
-    public void flushFromAnotherThread() {
         messenger.publishDeferred();
     }
 

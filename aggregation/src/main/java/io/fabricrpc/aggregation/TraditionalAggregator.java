@@ -4,29 +4,29 @@ import io.fabricrpc.messaging.Messenger;
 import io.fabricrpc.messaging.RecordWriter;
 
 /**
- * TRADITIONAL mode: every call is serialized at the chunk position it will occupy at the receiver, and the batch is
- * published at once when it holds {@code batchBytes}, on {@link #flush()}, or by the flusher once it has waited
- * {@code maxDelay} at most. Zero-copy: under RDMA the calls go into the messenger's registered staging memory and the
- * batch is one WRITE from there; under shared memory large calls (see {@code Messenger.WINDOW_APPEND_MIN_RECORD}) go
- * straight into the receiver's mapped chunk, unseen until the batch's first header is stored with release, so
- * publishing copies nothing; small ones are batched in staging and copied once per batch, which measured faster.
+ * TRADITIONAL mode: every call is framed at the chunk position it will occupy at the receiver
+ * ({@link Messenger#frame}) and the batch is transmitted at once when it holds {@code batchBytes}, on {@link #flush()},
+ * or by the agent once it has waited {@code maxDelay} at most. Zero-copy: under RDMA the calls go into the
+ * messenger's registered staging memory and the batch is one WRITE from there; under shared memory large calls go
+ * straight into the receiver's mapped chunk, unseen until the batch's first header is stored, small ones are copied
+ * once per batch (the messenger's placement).
  *
- * <p>No lock and no clock per call. The sender appends; the flusher publishes what the sender left waiting through
- * {@link Messenger#publishAppendedFromAnotherThread}, which never races an append (Messenger's class doc). The
- * flusher tells a batch that waits from one that moves by the batch's start ({@link Messenger#unpublishedBatch}):
- * one seen at the same start for {@code ticksToPushOut} ticks in a row has waited at least that many ticks, and less
+ * <p>No lock and no clock per call. The sender frames; the agent transmits what a quiet sender left by claiming the
+ * messenger's transmit position ({@link Messenger#transmitFromAnotherThread}), so the two never write the same state.
+ * The agent tells a batch that waits from one that moves by the transmit position ({@link Messenger#pendingHint}): one
+ * seen at the same position for {@code ticksToPushOut} ticks in a row has waited at least that many ticks, and less
  * than one more, so it goes out before {@code maxDelay} (a tick is {@value AggregationDuty#PERIOD_NANOS} ns; a
  * maxDelay under two ticks is rounded up to two).
  */
 final class TraditionalAggregator extends Aggregator {
     private final int batchBytes;
     private final int ticksToPushOut;
-    /** Flusher thread only: the unpublished batch seen at its previous ticks, and for how many ticks since. */
+    /** Agent thread only: the pending batch seen at its previous ticks, and for how many ticks since. */
     private long seenBatch = -1;
     private int ticksSeen;
-    /** Sender thread only: the batch start ({@link Messenger#batchStart}) at this thread's latest mark, or -1. */
+    /** Sender thread only: the transmit position at this thread's latest mark, or -1. */
     private long markedBatch = -1;
-    private final java.util.function.BooleanSupplier nothingWaits = () -> messenger.unpublishedBatch() < 0;
+    private final java.util.function.BooleanSupplier nothingWaits = () -> messenger.pendingHint() < 0;
 
     TraditionalAggregator(Messenger messenger, AggregationConfig config, AggregationDuty duty) {
         super(messenger, config, duty);
@@ -37,35 +37,35 @@ final class TraditionalAggregator extends Aggregator {
 
     @Override
     public boolean send(int tag, RecordWriter writer) {
-        if (!messenger.append(tag, writer)) {
+        if (!messenger.frame(tag, writer)) {
             return false;
         }
-        if (messenger.stagedBytes() >= batchBytes) {
-            messenger.publish();
+        if (messenger.bufferedBytes() >= batchBytes) {
+            messenger.transmit();
             return true;
         }
-        // Judged after the append: a batch start read before it could be a publication the flusher is still making,
-        // and then the flusher may stop watching before it sees this call (a batch left unsent for good).
-        long start = messenger.batchStart();
+        // Judged after the frame: a position read before it could be a transmission the agent is still making, and
+        // then the agent may stop watching before it sees this call (a batch left unsent for good).
+        long start = messenger.pendingHint();
         if (start != markedBatch) {
             markedBatch = start;
-            markUnsent(); // once per batch start this thread sees, after the append's own stores
+            markUnsent(); // once per transmit position this thread sees, after the frame's own stores
         }
         return true;
     }
 
     @Override
     boolean pushOutOverdue(long now) {
-        long batch = messenger.unpublishedBatch();
+        long batch = messenger.pendingHint();
         if (batch < 0) {
             seenBatch = -1;
             return !stopWatching(nothingWaits);
         }
         if (batch != seenBatch) {
-            seenBatch = batch; // the sender published since the last tick: what waits now is younger than a tick
+            seenBatch = batch; // transmitted since the last tick: what waits now is younger than a tick
             ticksSeen = 0;
         } else if (++ticksSeen >= ticksToPushOut) {
-            messenger.publishAppendedFromAnotherThread();
+            messenger.transmitFromAnotherThread();
             seenBatch = -1;
         }
         return true;
@@ -85,24 +85,28 @@ final class TraditionalAggregator extends Aggregator {
     /** The sender, waiting on this channel: its batch goes out now rather than after maxDelay. */
     @Override
     public void publishBuffered() {
-        messenger.publish();
+        messenger.transmit();
+    }
+
+    /** Waits and rounds of processCalls do not push a batch out: that is what batches are for. */
+    @Override
+    public void publishDeferred() {
     }
 
     @Override
     boolean unpublishedSeenFromOutside() {
-        return messenger.unpublishedBatch() >= 0;
+        return messenger.pendingHint() >= 0;
     }
 
-    /** Publishes what the sender appended so far, without racing it (no lock on its appends). */
+    /** Transmits what the sender framed so far, by a claim (never racing the sender). */
     @Override
     public void flushFromAnotherThread() {
-        messenger.publishAppendedFromAnotherThread();
-        messenger.publishDeferred();
+        messenger.transmitFromAnotherThread();
     }
 
     @Override
     public long bufferedBytes() {
-        return messenger.stagedBytes();
+        return messenger.bufferedBytes();
     }
 
     @Override

@@ -538,9 +538,9 @@ public final class FabricRuntime implements Fabric {
     private static boolean send(ThreadContext.Route route, ThreadContext.CallWriter writer, int kind, Synchronizer sync) {
         RecordChannel channel = route.channel;
         int tag = sync != null && sync.mode() == Synchronizer.Mode.CONSUMED ? kind | ChunkLayout.TAG_NOTIFY : kind;
-        // One call site of Messenger.send serves plain messengers and ovfl's direct path alike, so both take the same
-        // inlined path; the aggregators' own send (at most two classes at that site) runs only to batch or park a call.
-        Messenger direct = route.direct;
+        // One call site of the direct channel's send (a messenger) serves plain messengers and ovfl's direct path
+        // alike, so both take the same inlined path; the layers' own send runs only to batch or park a call.
+        RecordChannel direct = route.direct;
         boolean sent = direct != null && direct.send(tag, writer) || direct != channel && channel.send(tag, writer);
         if (sync == null) {
             return sent;

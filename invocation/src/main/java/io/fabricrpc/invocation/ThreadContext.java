@@ -1,6 +1,5 @@
 package io.fabricrpc.invocation;
 
-import io.fabricrpc.messaging.Messenger;
 import io.fabricrpc.messaging.RecordChannel;
 import io.fabricrpc.messaging.ReceivingThread;
 import io.fabricrpc.messaging.RecordWriter;
@@ -192,10 +191,10 @@ final class ThreadContext {
         final SyncTarget sent;
         final SyncTarget consumed;
         /**
-         * The channel's {@link RecordChannel#directMessenger()}, kept up to date by the channel (plain: the route and
+         * The channel's {@link RecordChannel#direct()}, kept up to date by the channel (plain: the route and
          * its channel belong to one thread).
          */
-        Messenger direct;
+        RecordChannel direct;
         /** On {@link #sentRoutes} (the owning thread's; plain: a route belongs to one thread). */
         boolean sentSinceFlags;
 
@@ -204,8 +203,8 @@ final class ThreadContext {
             this.encoder = encoder;
             this.sent = sent;
             this.consumed = consumed;
-            this.direct = channel.directMessenger();
-            channel.bindDirectMessenger(messenger -> direct = messenger);
+            this.direct = channel.direct();
+            channel.bindDirect(direct -> this.direct = direct);
         }
     }
 

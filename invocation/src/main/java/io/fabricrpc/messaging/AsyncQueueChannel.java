@@ -34,7 +34,7 @@ public final class AsyncQueueChannel extends MessengerDecorator {
 
     // Sender thread only.
     private boolean queuedSeen;
-    private Consumer<Messenger> directHolder = messenger -> { };
+    private Consumer<RecordChannel> directHolder = messenger -> { };
 
     AsyncQueueChannel(Messenger messenger, MessagingNode node, long limit) {
         super(messenger);
@@ -79,12 +79,12 @@ public final class AsyncQueueChannel extends MessengerDecorator {
     }
 
     @Override
-    public Messenger directMessenger() {
+    public RecordChannel direct() {
         return queuedSeen ? null : messenger;
     }
 
     @Override
-    public void bindDirectMessenger(Consumer<Messenger> holder) {
+    public void bindDirect(Consumer<RecordChannel> holder) {
         directHolder = holder;
     }
 
@@ -243,7 +243,7 @@ public final class AsyncQueueChannel extends MessengerDecorator {
 
     /**
      * Calls accepted, sent or queued: the sequence number of the latest one. Sender thread. Counted from the messenger
-     * and the queue, not by this channel's sends: the runtime also sends through {@link #directMessenger()}.
+     * and the queue, not by this channel's sends: the runtime also sends through {@link #direct()}.
      */
     @Override
     public long recordsSent() {

@@ -149,6 +149,24 @@ public final class ChunkLayout {
         return (RECORD_HEADER_LENGTH + length + RECORD_ALIGNMENT - 1) & -RECORD_ALIGNMENT;
     }
 
+    /**
+     * The whole framed records at the front of {@code [offset, offset + length)} of {@code bytes} that fit in
+     * {@code free} bytes, as {@code size << 32 | records}; 0 if not even the first fits.
+     */
+    public static long framedPrefix(java.lang.foreign.MemorySegment bytes, long offset, long length, long free) {
+        long take = 0;
+        long records = 0;
+        while (take < length) {
+            long size = recordSize(length(bytes.get(ValueLayout.JAVA_INT_UNALIGNED, offset + take)));
+            if (take + size > free) {
+                break;
+            }
+            take += size;
+            records++;
+        }
+        return take << 32 | records;
+    }
+
     /** Bytes of a chunk's data area that records may fill (the seal keeps its 4 bytes). */
     public static int recordCapacity(int chunkSize) {
         return chunkSize - DATA_OFFSET - SEAL_LENGTH;

@@ -35,20 +35,12 @@ public final class MessagingNode implements AutoCloseable {
     private final boolean ownsService;
     private final ConcurrentHashMap<Long, ReceivingThread> receivers = new ConcurrentHashMap<>();
     private final ConcurrentHashMap<InboxKey, SenderInbox> inboxes = new ConcurrentHashMap<>();
-    private final ConcurrentLinkedQueue<AsyncQueueChannel> toFlush = new ConcurrentLinkedQueue<>();
-    /** Messengers that have deferred a flag at least once (RDMA ones): the flusher bounds how long flags wait. */
-    private final Set<Messenger> deferring = ConcurrentHashMap.newKeySet();
-    /** With no flag waiting for this long, the agent stops ticking for flags and parks until a sender wakes it. */
-    private static final long FLUSHER_QUIET_NANOS = 100_000_000;
-    /** The tick while RETRY_ASYNC queues wait for room. */
-    private static final long QUEUE_TICK_NANOS = 50_000;
     private final List<LocalRegion> notifyRegions = new ArrayList<>();
     private LocalRegion notifyRegion;
     private int notifySlot = NOTIFY_SLOTS_PER_REGION;
-    /** The fabric process's one background agent; this node's flags and queues are one of its duties. */
+    /** The fabric process's one background agent; this node's flags, held calls and queues are one of its duties. */
     private final SendingAgent agent;
-    /** Agent thread only: when a flag last waited. */
-    private long lastWaiting;
+    private final TransmitDuty duty = new TransmitDuty();
 
     private record InboxKey(long sender, long destination) {
     }
@@ -72,18 +64,7 @@ public final class MessagingNode implements AutoCloseable {
         service.register(ChunkServiceMessages.CHUNK_REPLY, (from, type, payload) ->
                 service.complete(payload.get(ValueLayout.JAVA_LONG_UNALIGNED, ChunkServiceMessages.REP_ID), payload));
         this.agent = new SendingAgent("fabricrpc-agent-" + Long.toHexString(transport.endpointId()));
-        this.lastWaiting = System.nanoTime();
-        agent.add(new SendingAgent.Duty() {
-            @Override
-            public long doWork(long now) {
-                return flagsAndQueues(now);
-            }
-
-            @Override
-            public boolean workMayWait() {
-                return !toFlush.isEmpty() || publishStaleFlags() > 0; // publishes the flags deferred meanwhile
-            }
-        });
+        agent.add(duty);
     }
 
     public Transport transport() {
@@ -252,101 +233,34 @@ public final class MessagingNode implements AutoCloseable {
         }
     }
 
-    /** The flusher watches {@code messenger}'s deferred flags from now on (once per messenger). */
+    /** The agent watches what {@code messenger} leaves pending (flags, held calls) from now on. */
     void watchDeferred(Messenger messenger) {
-        deferring.add(messenger);
-        wakeFlusherIfAsleep();
+        duty.watch(messenger);
+        agent.wake();
     }
 
     void unwatchDeferred(Messenger messenger) {
-        deferring.remove(messenger);
+        duty.unwatch(messenger);
     }
 
-    /**
-     * A sender deferred a flag, after publishing it with a volatile store: if the flusher is parked for long, wake it
-     * (rare: only after {@code FLUSHER_QUIET_NANOS} without a waiting flag). Volatile on both sides, so either the
-     * sender sees the flusher asleep or the flusher's last look before parking sees the flag.
-     */
+    /** A sender left something pending, after the volatile store that publishes it: wakes a parked agent (cheap). */
     void wakeFlusherIfAsleep() {
         agent.wake();
     }
 
     /** Registers a channel whose RETRY_ASYNC queue the agent should drain. */
     void flushLater(AsyncQueueChannel channel) {
-        toFlush.add(channel); // a volatile store (the queue's) before the wake-up's volatile load
+        duty.flushLater(channel); // a volatile store (the queue's) before the wake-up's volatile load
         agent.wake();
     }
 
     void unflushLater(AsyncQueueChannel channel) {
-        toFlush.remove(channel);
-    }
-
-    /**
-     * The agent's look at this node: drains RETRY_ASYNC queues, sends the flags that waited a tick. Returns the next
-     * tick: short while queues wait, half the shortest publication delay while flags wait or may soon, else 0.
-     */
-    private long flagsAndQueues(long now) {
-        int pending = toFlush.size();
-        for (int i = 0; i < pending; i++) {
-            AsyncQueueChannel channel = toFlush.poll();
-            if (channel == null) {
-                break;
-            }
-            try {
-                if (channel.drainFromAgent()) {
-                    toFlush.add(channel);
-                }
-            } catch (RuntimeException e) {
-                // Its sender learns it at its next call or flush (the link failed, typically).
-                System.getLogger("fabricrpc.messaging").log(System.Logger.Level.ERROR,
-                        "cannot drain the queue of " + channel + ": " + e, e);
-            }
-        }
-        long tick = publishStaleFlags();
-        if (tick > 0) {
-            lastWaiting = now;
-        }
-        if (!toFlush.isEmpty()) {
-            return QUEUE_TICK_NANOS;
-        }
-        if (tick > 0) {
-            return tick;
-        }
-        return !deferring.isEmpty() && now - lastWaiting < FLUSHER_QUIET_NANOS ? quietTick() : 0;
-    }
-
-    /**
-     * Sends the deferred flags that did not move since the previous tick. Returns the tick to keep (half the
-     * shortest publication delay among the messengers with a flag still waiting, so none waits longer than its
-     * delay), or 0 if no flag waits.
-     */
-    private long publishStaleFlags() {
-        long tick = 0;
-        for (Messenger messenger : deferring) {
-            try {
-                if (messenger.publishIfStale()) {
-                    long half = Math.max(1_000, messenger.publicationDelay().toNanos() / 2);
-                    tick = tick == 0 ? half : Math.min(tick, half);
-                }
-            } catch (RuntimeException e) {
-                deferring.remove(messenger); // its link failed: the sender's own calls report that
-            }
-        }
-        return tick;
-    }
-
-    /** The tick while no flag waits but senders may defer one any moment. */
-    private long quietTick() {
-        long tick = MessengerConfig.DEFAULT_PUBLICATION_DELAY.toNanos() / 2;
-        for (Messenger messenger : deferring) {
-            tick = Math.min(tick, Math.max(1_000, messenger.publicationDelay().toNanos() / 2));
-        }
-        return tick;
+        duty.unflushLater(channel);
     }
 
     @Override
     public void close() {
-        deferring.clear();
+        duty.clear();
         agent.close();
         if (ownsService) {
             service.close();

@@ -3,8 +3,8 @@ package io.fabricrpc.messaging;
 import io.fabricrpc.transport.Link;
 
 /**
- * A one-way channel of records from one sender thread to one destination thread: a {@link Messenger}, or an
- * aggregator built on one. Records sent on a channel are handled in the order sent. Used by one sender thread
+ * A one-way channel of records from one sender thread to one destination thread: a messenger, or a layer (an
+ * aggregator, an asynchronous queue) built on one. Records sent on a channel are handled in the order sent. Used by one sender thread
  * (implementations say what else may touch them).
  */
 public interface RecordChannel extends AutoCloseable {
@@ -17,23 +17,21 @@ public interface RecordChannel extends AutoCloseable {
     boolean send(int tag, RecordWriter writer);
 
     /**
-     * The messenger a record may be sent through directly right now, with the same effect {@link #send} would have,
-     * or null: lets callers keep one inlined copy of {@link Messenger#send} for every kind of channel. A messenger is
-     * its own; an overflow aggregator answers its messenger while no exceeding call waits. A record the direct
-     * messenger refuses must then be offered to {@link #send} (unless the channel is that messenger). Sending
-     * thread only.
+     * The channel a record may be sent through directly right now, with the same effect {@link #send} would have, or
+     * null: lets callers keep one inlined call site for every kind of channel (the messenger underneath, typically).
+     * A record the direct channel refuses must then be offered to {@link #send} (unless the channel is its own
+     * direct one). Sending thread only.
      */
-    default Messenger directMessenger() {
+    default RecordChannel direct() {
         return null;
     }
 
     /**
-     * Where the caller keeps this channel's {@link #directMessenger()}, so that its hot path reads a field of its own
-     * instead of asking the channel (a dependent load and a type check less per call). A channel whose answer can
-     * change hands it to {@code holder}, on the sending thread, before the change takes effect; the caller reads
-     * {@link #directMessenger()} once when it binds. Sending thread only.
+     * Where the caller keeps this channel's {@link #direct()}, so that its hot path reads a field of its own instead
+     * of asking the channel. A channel whose answer can change hands it to {@code holder}, on the sending thread,
+     * before the change takes effect; the caller reads {@link #direct()} once when it binds. Sending thread only.
      */
-    default void bindDirectMessenger(java.util.function.Consumer<Messenger> holder) {
+    default void bindDirect(java.util.function.Consumer<RecordChannel> holder) {
     }
 
     /** Records accepted so far: the sequence number of the latest one. */
@@ -62,8 +60,8 @@ public interface RecordChannel extends AutoCloseable {
     }
 
     /**
-     * Sends the flag of records written but left unpublished for the next call to carry (see {@link Messenger}'s
-     * deferred publication), if any. Cheap when there is none; any thread. Waits and idle loops call it.
+     * Sends the flag of records written but left unpublished for the next call to carry (deferred publication,
+     * held calls), if any. Cheap when there is none; any thread. Waits and idle loops call it.
      */
     default void publishDeferred() {
     }

@@ -421,10 +421,10 @@ public abstract class MessengerTest {
                     int padding = (i % 3) * 8 + (batch < 20 ? 0 : 200);
                     long sequence = sent++;
                     // Every other record knows its length: the in-place append and the general one interleave.
-                    assertTrue(messenger.append(0, i % 2 == 0 ? record(12, sequence, padding)
+                    assertTrue(messenger.frame(0, i % 2 == 0 ? record(12, sequence, padding)
                             : knownRecord(12, sequence, padding)));
                     if (i == records / 2) {
-                        assertThrows(IllegalStateException.class, () -> messenger.append(0, scribbler));
+                        assertThrows(IllegalStateException.class, () -> messenger.frame(0, scribbler));
                     }
                 }
                 for (int poll = 0; poll < 20; poll++) {
@@ -433,12 +433,12 @@ public abstract class MessengerTest {
                 assertTrue(checker.total >= publishedBefore && checker.total < sent,
                         "before publish: " + checker.total + " records seen, " + publishedBefore + " published, "
                                 + sent + " appended");
-                messenger.publish();
+                messenger.transmit();
                 drain(checker, sent);
                 assertEquals(sent, checker.total);
             }
             assertEquals(sent, messenger.recordsSent(), "a failed append is not counted");
-            assertEquals(0, messenger.stagedBytes());
+            assertEquals(0, messenger.bufferedBytes());
         }
     }
 
@@ -459,7 +459,7 @@ public abstract class MessengerTest {
         try (Messenger messenger = messenger(id, config)) {
             Thread pusher = Thread.ofPlatform().start(() -> {
                 while (!stop.get()) {
-                    messenger.publishAppendedFromAnotherThread();
+                    messenger.transmitFromAnotherThread();
                     pushes.incrementAndGet();
                 }
             });
@@ -467,12 +467,12 @@ public abstract class MessengerTest {
                 try {
                     for (long i = 0; i < records; i++) {
                         int padding = (i / 500) % 2 == 0 ? (int) (i % 3) * 4 : 200 + (int) (i % 3) * 4;
-                        assertTrue(messenger.append(0, i % 2 == 0 ? record(id, i, padding) : knownRecord(id, i, padding)));
-                        if (messenger.stagedBytes() >= 1024) {
-                            messenger.publish();
+                        assertTrue(messenger.frame(0, i % 2 == 0 ? record(id, i, padding) : knownRecord(id, i, padding)));
+                        if (messenger.bufferedBytes() >= 1024) {
+                            messenger.transmit();
                         }
                     }
-                    messenger.publish();
+                    messenger.transmit();
                 } catch (Throwable t) {
                     failure.compareAndSet(null, t);
                 }
@@ -590,7 +590,7 @@ public abstract class MessengerTest {
         long records = 5_000;
         try (AsyncQueueChannel channel = asyncChannel(4, config)) {
             for (long i = 0; i < 10; i++) { // as the runtime does while nothing is queued: straight to the messenger
-                assertTrue(channel.directMessenger().send(0, record(4, i, 0)));
+                assertTrue(channel.direct().send(0, record(4, i, 0)));
             }
             for (long i = 10; i < records; i++) {
                 assertTrue(channel.send(0, record(4, i, 0)));

@@ -1,0 +1,180 @@
+package io.fabricrpc.messaging;
+
+import io.fabricrpc.transport.CounterSlot;
+import io.fabricrpc.transport.Link;
+import io.fabricrpc.transport.LocalRegion;
+import io.fabricrpc.transport.RemoteRegion;
+
+import org.agrona.concurrent.IdleStrategy;
+
+import java.lang.foreign.MemorySegment;
+import java.util.Arrays;
+
+/**
+ * A messenger's ring of remote chunks in the receiver ({@link ChunkLayout}): obtained on first use, grown up to
+ * {@code cMax} right after the current chunk, left by a seal (transmitted with what is pending, by the sender's
+ * claim), reused once the receiver pushes it back as consumed and every write from staging has completed.
+ *
+ * <p>Invariant: with {@code sealed} chunks sealed and {@code consumed} pushed back (consumed ≤ sealed), the sealed but
+ * unconsumed chunks are the ones just before the current one, so the next chunk is free iff
+ * {@code sealed - consumed < size - 1} once the current one is sealed. Owner (sending) thread only; the consumed count
+ * is read from the notification slot the receiver writes.
+ */
+final class ChunkRing {
+    private final MessagingNode node;
+    private final Link link;
+    private final long sender;
+    private final long destination;
+    private final MessengerConfig config;
+    private final LocalRegion notifyRegion;
+    private final long notifyOffset;
+
+    // ---- owner thread ----
+    private RemoteRegion[] chunks = new RemoteRegion[0];
+    private int current;
+    /** The current chunk mapped into this process (shared memory), or null. */
+    private MemorySegment window;
+    private long sealed;
+    private long knownConsumed;
+    private long knownConsumedRecords;
+    private int growthSinceSeal;
+    /** The current chunk is sealed and the move to the next one waits for the receiver to free it. */
+    private boolean currentSealed;
+
+    ChunkRing(MessagingNode node, Link link, long sender, long destination, MessengerConfig config,
+              LocalRegion notifyRegion, long notifyOffset) {
+        this.node = node;
+        this.link = link;
+        this.sender = sender;
+        this.destination = destination;
+        this.config = config;
+        this.notifyRegion = notifyRegion;
+        this.notifyOffset = notifyOffset;
+    }
+
+    /**
+     * Obtains the first {@code c} chunks (a no-setup service call to the receiving process) and starts generation 0.
+     *
+     * @return the publisher the transport calls for: a mapped chunk's, or staged WRITEs'
+     */
+    Publisher setUp(RecordAppender appender) {
+        chunks = request(config.c());
+        window = link.directWindow(chunks[current]);
+        appender.reset(0, chunks[current], window);
+        Publisher publisher = window != null ? new WindowPublisher(link, appender) : new StagedPublisher(link, appender);
+        appender.soAppended();
+        return publisher;
+    }
+
+    boolean isSealed() {
+        return currentSealed;
+    }
+
+    /**
+     * Leaves the current chunk: seals it first, with whatever is pending, even if the move must wait (the receiver
+     * frees a chunk only once it is sealed). Returns false, leaving the chunk sealed, while the next is not free.
+     */
+    boolean advance(RecordAppender appender, Publisher publisher) {
+        if (!currentSealed) {
+            int growth = growthForSeal();
+            if (window == null) {
+                appender.frameSeal(growth, RecordAppender.STAGE);
+                appender.soAppended();
+                publisher.transmit(false); // pending records, a waiting flag (FOLLOWS) and the seal: one WRITE
+            } else {
+                publisher.settle();
+                appender.frameSeal(growth, RecordAppender.WINDOW_STORE);
+                publisher.soIdle(appender.gen, appender.position);
+                appender.soAppended();
+            }
+            sealed++;
+            growthSinceSeal = 0;
+            currentSealed = true;
+        }
+        if (sealed - consumedChunks() > chunks.length - 1) {
+            return false;
+        }
+        current = current + 1 == chunks.length ? 0 : current + 1;
+        window = link.directWindow(chunks[current]);
+        link.awaitCompletion(publisher.lastTicket()); // staging is refilled from offset 0: every write has read it
+        appender.reset(sealed, chunks[current], window);
+        publisher.soIdle(sealed, 0); // before appended: see Publisher#soIdle
+        appender.soAppended();
+        currentSealed = false;
+        return true;
+    }
+
+    /** RETRY: advances, waiting for the receiver to free a chunk (bounded by the timeout), running {@code helper}. */
+    void awaitSpace(RecordAppender appender, Publisher publisher, IdleStrategy idle, Runnable helper) {
+        long start = System.nanoTime();
+        long timeout = config.timeout().toNanos();
+        idle.reset();
+        while (!advance(appender, publisher)) {
+            link.checkAlive();
+            if (System.nanoTime() - start > timeout) {
+                throw new MessagingException("destination thread " + Long.toHexString(destination)
+                        + " consumed nothing for " + config.timeout().toMillis() + " ms: all " + chunks.length
+                        + " chunks of " + config.chunkSize() + " bytes from thread " + Long.toHexString(sender)
+                        + " are full (cMax " + config.cMax() + ")");
+            }
+            helper.run();
+            idle.idle();
+        }
+    }
+
+    int size() {
+        return chunks.length;
+    }
+
+    RemoteRegion current() {
+        return chunks[current];
+    }
+
+    /** The current chunk as mapped memory (shared memory), or null when records go through staging. */
+    MemorySegment window() {
+        return window;
+    }
+
+    /** Chunks sealed so far: the generation of the current chunk. */
+    long sealed() {
+        return sealed;
+    }
+
+    /** Before a seal: grows the ring when the next chunk is still unconsumed and cMax allows; the seal's growth. */
+    private int growthForSeal() {
+        if (sealed + 1 - consumedChunks() >= chunks.length && chunks.length < config.cMax()) {
+            RemoteRegion[] added = request(Math.min(config.c(), config.cMax() - chunks.length));
+            RemoteRegion[] grown = Arrays.copyOf(chunks, chunks.length + added.length);
+            System.arraycopy(chunks, current + 1, grown, current + 1 + added.length, chunks.length - current - 1);
+            System.arraycopy(added, 0, grown, current + 1, added.length);
+            chunks = grown;
+            growthSinceSeal += added.length;
+        }
+        return growthSinceSeal;
+    }
+
+    private long consumedChunks() {
+        long pushed = CounterSlot.read(notifyRegion.segment(), notifyOffset + ChunkLayout.NOTIFY_CHUNKS_OFFSET,
+                knownConsumed); // pushed by the receiver
+        if (pushed > sealed) {
+            throw new CorruptChunkException("destination thread " + Long.toHexString(destination) + " reports "
+                    + pushed + " chunks consumed of only " + sealed + " sealed by thread " + Long.toHexString(sender));
+        }
+        knownConsumed = pushed;
+        return pushed;
+    }
+
+    /** Records the receiver has handled, as of its latest push (only records tagged TAG_NOTIFY push). */
+    long consumedRecords() {
+        // A racing reader on another thread may store an older sound value: the next read makes up for it.
+        long read = CounterSlot.read(notifyRegion.segment(), notifyOffset + ChunkLayout.NOTIFY_RECORDS_OFFSET,
+                knownConsumedRecords); // pushed by the receiver
+        knownConsumedRecords = read;
+        return read;
+    }
+
+    private RemoteRegion[] request(int count) {
+        return node.requestChunks(link, sender, destination, count, config.chunkSize(), notifyRegion.remote(),
+                notifyOffset, config.timeout());
+    }
+}

@@ -1,0 +1,63 @@
+/**
+ * One-sided messaging: a sender thread's records travel to one destination thread through chunks of the receiver's
+ * memory that the sender fills and the receiver drains (Seriema §4.4.1). Wire format: {@link
+ * io.fabricrpc.messaging.ChunkLayout}.
+ *
+ * <h2>The sending path, by owner</h2>
+ * <pre>
+ *   sender thread                               agent thread (SendingAgent, one per fabric)
+ *   -------------                               -------------------------------------------
+ *   Messenger  (FullPolicy over result codes)
+ *     ChunkRing       chunks, seal, growth, consumed counts
+ *     RecordAppender  frames records: APPENDED | DOES_NOT_FIT          reads appended (acquire)
+ *     Publisher       transmit position  &lt;-------- CAS claim ---------  transmitIfStale / transmitIfPending
+ *       WindowPublisher  (shm: held header, staging copy)
+ *       StagedPublisher  (RDMA: writePublished, deferred flag, FOLLOWS)
+ *   decorators: AsyncQueueChannel (RETRY_ASYNC), aggregation's TraditionalAggregator / OverflowAggregator
+ * </pre>
+ * Every field of the messenger, ring and appender is written by the sender thread only. The one word two threads
+ * write is the publisher's <em>transmit position</em> {@code T = gen << 34 | FLAG? | BUSY? | offset}: monotonic, and
+ * changed only by a CAS that sets BUSY (a <em>claim</em>) or by the sender's release store when nothing is pending.
+ *
+ * <h2>Framing and transmission</h2>
+ * <ol>
+ *   <li>The sender frames a record at {@code position} (into the mapped chunk, or into staging at the same offset)
+ *   and then stores {@code appended = gen << 34 | IN_STAGING? | position} with release. Records in
+ *   {@code [offset(T), offset(appended))} are framed but not transmitted.</li>
+ *   <li>Whoever transmits claims first: a CAS from the value it read, without BUSY, to the same value with BUSY. The
+ *   claimant alone transmits {@code [offset(T), offset(appended as it read it))}, then stores the new position with
+ *   release, BUSY cleared. Claims are therefore serial: a range is transmitted once, and WRITEs are posted in claim
+ *   order, which is record order.</li>
+ *   <li>The sender claims on every send over RDMA, on a flush, a seal and close; the agent claims only what has not
+ *   moved for a tick (a flag, held calls, an aggregated batch whose sender went quiet), and a flush from another
+ *   thread claims too. A claimant that is not the sender never defers and never sets FOLLOWS: it sends a waiting flag
+ *   as a 1-byte WRITE of its own, before its range.</li>
+ *   <li>Over a mapped chunk, a send with nothing pending stores its header with release and then moves {@code T} and
+ *   {@code appended} with release stores, in that order. A claimant reads {@code appended} before {@code T}, so it
+ *   never sees a gap across such a store, and no claim can be in progress (nothing was pending).</li>
+ *   <li>Over a mapped chunk, a frame-only record that starts a batch ({@code offset(T) == position}) has its header
+ *   held in the appender (release) instead of the chunk; later records of the batch store theirs. Transmitting the
+ *   batch stores the held header, which publishes it all. A batch of small records sits in staging instead, and
+ *   transmitting it copies it and stores its first header last, with release.</li>
+ *   <li>Over RDMA a send may defer its flag: the WRITE goes with VALID cleared in its first control byte, and the claim
+ *   ends with FLAG set ({@code flagAt}: that record). The sender's next claim sets FOLLOWS on its first record, which
+ *   publishes the flagged records (ChunkLayout, rule 2), or sends the flag byte alone. Coalescing: while the link is
+ *   backlogged a send only frames; the next claim carries the held records in its WRITE.</li>
+ *   <li>A chunk is left by a seal, framed where the next record would go and transmitted with whatever is pending,
+ *   by the sender's claim. The sender moves to the next chunk once the receiver has consumed it and every write has
+ *   completed (the latest ticket of any claimant: staging is refilled from 0), and then stores {@code T} and
+ *   {@code appended} for the new generation, in that order. A claimant's CAS from an older generation fails.</li>
+ *   <li>Close claims and never releases: nothing is transmitted after it.</li>
+ * </ol>
+ * The protocol is model-checked with Spin ({@code model/messenger_transmit_*.pml}, {@code scripts/model-check.sh}):
+ * no record lost or run twice, FIFO, none run before all its bytes landed (WRITEs placed byte by byte), no deadlock,
+ * and negative checks for a plain store over a pending range, a claim released before its post, an agent posting
+ * without a claim, and a refill of staging before the writes completed.
+ *
+ * <h2>Where another thread still takes over a messenger</h2>
+ * {@link io.fabricrpc.messaging.AsyncQueueChannel} (RETRY_ASYNC) and the overflow aggregator keep calls that found
+ * every chunk full in a queue of their own, and the agent moves them into the messenger when room returns. Moving
+ * them frames records and may seal chunks, so the agent does it only while it holds the decorator's lock, which the
+ * sender holds whenever it touches the messenger while calls are queued: the messenger then has one writer at a time.
+ */
+package io.fabricrpc.messaging;

@@ -140,38 +140,6 @@ fi
 run single-reorder-NEG   mailbox_single.pml violation "-DREORDER" "$tiny" "-w18"
 run ports-reorder-NEG    mailbox_ports.pml violation "-DNPORTS=2 -DNCLIENTS=2 -DNSERVERS=2 -DNCALLS=1 -DSTREAM=2 -DREORDER" "$small" "-w20"
 
-# Messenger, mapped window (shared memory): sends, appends (held first header, or staged),
-# the aggregation flusher publishing a batch, seal and reuse. NCH chunks of CAP records, NREC calls.
-run window-1c3s-x5       messenger_window.pml pass "-DNCH=1 -DCAP=3 -DNREC=5" "$tiny" "-w19"
-run window-2c2s-x6       messenger_window.pml pass "-DNCH=2 -DCAP=2 -DNREC=6" "$tiny" "-w20"
-run window-2c3s-x7       messenger_window.pml pass "-DNCH=2 -DCAP=3 -DNREC=7" "$tiny" "-w21"
-run window-2c2s-x6-np    messenger_window.pml pass "-DNCH=2 -DCAP=2 -DNREC=6" "-O0 -DNP -DCOLLAPSE" "-l -w21"
-# Messenger, staged (RDMA): deferred flags, FOLLOWS, held calls (coalescing) claimed by the
-# sender or the node flusher, seal under publicationLock, staging reuse; WRITEs placed byte by byte.
-run staged-1c2s-x3       messenger_staged.pml pass "-DNCH=1 -DCAP=2 -DNREC=3" "$tiny" "-w20"
-run staged-1c2s-x4-flush messenger_staged.pml pass "-DNCH=1 -DCAP=2 -DNREC=4 -DMIDFLUSH=1" "$tiny" "-w22"
-run staged-1c3s-x3       messenger_staged.pml pass "-DNCH=1 -DCAP=3 -DNREC=3" "$small" "-w23"
-run staged-2c1s-x3-flush messenger_staged.pml pass "-DNCH=2 -DCAP=1 -DNREC=3 -DMIDFLUSH=1" "$tiny" "-w20"
-run staged-appends-1c2s-x3 messenger_staged.pml pass "-DNCH=1 -DCAP=2 -DNREC=3 -DAPPENDS=1" "$tiny" "-w22"
-run staged-1c2s-x3-np    messenger_staged.pml pass "-DNCH=1 -DCAP=2 -DNREC=3" "-O0 -DNP -DCOLLAPSE" "-l -w21"
-if [ "$full" -eq 1 ]; then
-	run window-2c3s-x9       messenger_window.pml pass "-DNCH=2 -DCAP=3 -DNREC=9" "$big" "-w23"
-	run staged-2c2s-x4       messenger_staged.pml pass "-DNCH=2 -DCAP=2 -DNREC=4" "$big" "-w24"
-	run staged-appends-1c2s-x4 messenger_staged.pml pass "-DNCH=1 -DCAP=2 -DNREC=4 -DAPPENDS=1" "$big" "-w24"
-	run staged-appends-1c3s-x3 messenger_staged.pml pass "-DNCH=1 -DCAP=3 -DNREC=3 -DAPPENDS=1" "$big" "-w24"
-	# Not a property of the code: publishRange's lock/unlock after held records is not needed
-	# by the receiver (see model/README.md); this pins that down while the lock is there.
-	run staged-nohsflock-1c3s-x4 messenger_staged.pml pass "-DNCH=1 -DCAP=3 -DNREC=4 -DNO_HSF_LOCK" "$big" "-w23"
-fi
-# Negative checks: orderings the code's comments name as dangerous.
-run window-nolock-NEG    messenger_window.pml violation "-DNCH=1 -DCAP=2 -DNREC=3 -DSTAGED=0 -DWINDOW_NOLOCK" "$tiny" "-w18"
-run window-plain-header-NEG messenger_window.pml violation "-DNCH=1 -DCAP=2 -DNREC=3 -DPLAIN_HEADER" "$tiny" "-w18"
-run staged-onewrite-NEG  messenger_staged.pml violation "-DNCH=1 -DCAP=2 -DNREC=3 -DONE_WRITE" "$tiny" "-w18"
-run staged-flusher-nolock-NEG messenger_staged.pml violation "-DNCH=1 -DCAP=2 -DNREC=3 -DFLUSHER_NOLOCK" "$tiny" "-w18"
-run staged-follows-claimed-NEG messenger_staged.pml violation "-DNCH=1 -DCAP=2 -DNREC=3 -DFOLLOWS_CLAIMED -DNO_HSF_LOCK" "$tiny" "-w18"
-run staged-seal-drops-flag-NEG messenger_staged.pml violation "-DNCH=1 -DCAP=2 -DNREC=3 -DSEAL_NO_FOLLOWS" "$tiny" "-w18"
-run staged-no-await-NEG  messenger_staged.pml violation "-DNCH=2 -DCAP=1 -DNREC=3 -DNO_AWAIT" "$tiny" "-w18"
-
 # Messenger around a single transmit position claimed by CAS (the rewrite): the owner, the
 # background agent claiming what the owner left pending, the receiver. Mapped window: records
 # framed in the window (first header held) or in staging (copied), direct sends, seal and reuse.

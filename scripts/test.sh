@@ -32,6 +32,18 @@ for report in glob.glob("*/target/surefire-reports/TEST-*.xml"):
 print(f"host: {t - f - s} passed, {f} failed, {s} skipped")
 PY
 
+if [ -x scripts/mpirun-example.sh ] && [ $status -eq 0 ]; then
+  step "Open MPI launch: mpirun -np 3 of the histogram demo over shared memory (scripts/mpirun-example.sh)"
+  scripts/install-openmpi.sh || true
+  mpi_rc=0; scripts/mpirun-example.sh || mpi_rc=$?
+  case $mpi_rc in
+    0) mpi_line="1 passed, 0 failed (mpirun example)" ;;
+    77) mpi_line="mpirun example skipped: mpirun could not be installed" ;;
+    *) mpi_line="0 passed, 1 failed (mpirun example)"; status=1 ;;
+  esac
+  echo "$mpi_line" | tee -a target-test-summary.txt
+fi
+
 if [ -x scripts/model-check.sh ]; then
   step "Spin model check of the mailbox and messenger protocols"
   scripts/model-check.sh || status=1

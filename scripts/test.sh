@@ -33,15 +33,18 @@ print(f"host: {t - f - s} passed, {f} failed, {s} skipped")
 PY
 
 if [ -x scripts/mpirun-example.sh ] && [ $status -eq 0 ]; then
-  step "Open MPI launch: mpirun -np 3 of the histogram demo over shared memory (scripts/mpirun-example.sh)"
+  step "Launchers: mpirun -np 3 and srun -n 3 of the histogram demo over shared memory (scripts/*-example.sh)"
   scripts/install-openmpi.sh || true
-  mpi_rc=0; scripts/mpirun-example.sh || mpi_rc=$?
-  case $mpi_rc in
-    0) mpi_line="1 passed, 0 failed (mpirun example)" ;;
-    77) mpi_line="mpirun example skipped: mpirun could not be installed" ;;
-    *) mpi_line="0 passed, 1 failed (mpirun example)"; status=1 ;;
-  esac
-  echo "$mpi_line" | tee -a target-test-summary.txt
+  scripts/install-slurm.sh || true
+  for launcher in mpirun slurm; do
+    launcher_rc=0; "scripts/$launcher-example.sh" || launcher_rc=$?
+    case $launcher_rc in
+      0) launcher_line="1 passed, 0 failed ($launcher example)" ;;
+      77) launcher_line="$launcher example skipped: it could not run here (see its message above)" ;;
+      *) launcher_line="0 passed, 1 failed ($launcher example)"; status=1 ;;
+    esac
+    echo "$launcher_line" | tee -a target-test-summary.txt
+  done
 fi
 
 if [ -x scripts/model-check.sh ]; then

@@ -32,6 +32,21 @@ for report in glob.glob("*/target/surefire-reports/TEST-*.xml"):
 print(f"host: {t - f - s} passed, {f} failed, {s} skipped")
 PY
 
+if [ -x scripts/mpirun-example.sh ] && [ $status -eq 0 ]; then
+  step "Launchers: mpirun -np 3 and srun -n 3 of the histogram demo over shared memory (scripts/*-example.sh)"
+  scripts/install-openmpi.sh || true
+  scripts/install-slurm.sh || true
+  for launcher in mpirun slurm; do
+    launcher_rc=0; "scripts/$launcher-example.sh" || launcher_rc=$?
+    case $launcher_rc in
+      0) launcher_line="1 passed, 0 failed ($launcher example)" ;;
+      77) launcher_line="$launcher example skipped: it could not run here (see its message above)" ;;
+      *) launcher_line="0 passed, 1 failed ($launcher example)"; status=1 ;;
+    esac
+    echo "$launcher_line" | tee -a target-test-summary.txt
+  done
+fi
+
 if [ -x scripts/model-check.sh ]; then
   step "Spin model check of the mailbox and messenger protocols"
   scripts/model-check.sh || status=1

@@ -22,7 +22,8 @@ import java.util.SplittableRandom;
  * values and sends each to the bin's owner — one value per {@code call}, then batches with {@code callBuffer} —
  * and at the end worker (0, 0) collects every owner's bins with {@code callReturn} and checks them against a
  * recomputation of every worker's draws. Run without job variables, it launches the job itself (3 × 2 by default)
- * on this machine over the configured transport (shared memory unless {@code -Dfabric.transport} says otherwise).
+ * on this machine over the configured transport (shared memory unless {@code -Dfabric.transport} says otherwise);
+ * under {@code mpirun} or {@code srun} (or with {@code FABRICRPC_RANK}) it is one rank of the launcher's job.
  *
  * <p>Usage: {@code HistogramDemo [processes] [threads] [values per worker]}.
  */
@@ -46,7 +47,8 @@ public final class HistogramDemo {
     }
 
     public static void main(String[] args) throws Exception {
-        if (System.getenv(JobConfig.ENV_RANK) == null) {
+        // Started by hand: launch the job here; started by LocalLauncher, mpirun or srun: be one rank of it.
+        if (!JobConfig.launchedAsRank()) {
             System.exit(launch(args));
         }
         long valuesPerWorker = args.length > 2 ? Long.parseLong(args[2]) : 2_000_000;

@@ -5,6 +5,7 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.attribute.PosixFilePermission;
+import java.nio.file.attribute.PosixFilePermissions;
 import java.time.Duration;
 import java.util.Arrays;
 import java.util.Map;
@@ -24,14 +25,15 @@ import org.slf4j.LoggerFactory;
  *   <li>explicit settings: environment variables {@code FABRICRPC_*} (table below); for every variable except the
  *       secret itself a system property of the same name in lower case with dots (e.g.
  *       {@code -Dfabricrpc.coordinator.port=7000}) overrides the variable;</li>
- *   <li>Slurm ({@code srun}): {@code SLURM_PROCID}, {@code SLURM_NTASKS}, {@code SLURM_LOCALID}; the coordinator
- *       host is the first host of {@code SLURM_STEP_NODELIST} (else {@code SLURM_JOB_NODELIST}), where Slurm's
- *       default distribution places task 0; the port is derived from {@code SLURM_JOB_ID}/{@code SLURM_STEP_ID}
- *       unless given;</li>
  *   <li>Open MPI ({@code mpirun}): {@code OMPI_COMM_WORLD_RANK}, {@code OMPI_COMM_WORLD_SIZE},
  *       {@code OMPI_COMM_WORLD_LOCAL_RANK}; the coordinator is 127.0.0.1 if every rank is on this node
  *       ({@code OMPI_COMM_WORLD_LOCAL_SIZE == OMPI_COMM_WORLD_SIZE}), otherwise {@code FABRICRPC_COORDINATOR}
- *       must name it; the port is derived from {@code PMIX_NAMESPACE} unless given.</li>
+ *       must name it; the port is derived from {@code PMIX_NAMESPACE} unless given. Looked at before Slurm: the
+ *       ranks of an {@code mpirun} inside a Slurm allocation inherit {@code SLURM_PROCID} from their daemon;</li>
+ *   <li>Slurm ({@code srun}): {@code SLURM_PROCID}, {@code SLURM_NTASKS}, {@code SLURM_LOCALID}; the coordinator
+ *       host is the first host of {@code SLURM_STEP_NODELIST} (else {@code SLURM_JOB_NODELIST}), where Slurm's
+ *       default distribution places task 0; the port is derived from {@code SLURM_JOB_ID}/{@code SLURM_STEP_ID}
+ *       unless given.</li>
  * </ol>
  *
  * <table>
@@ -39,11 +41,13 @@ import org.slf4j.LoggerFactory;
  *   <tr><td>{@code FABRICRPC_RANK}, {@code FABRICRPC_SIZE}</td><td>rank and job size (both or neither)</td></tr>
  *   <tr><td>{@code FABRICRPC_COORDINATOR}</td><td>{@code host:port} of rank 0's coordinator (IPv6 as
  *       {@code [::1]:7000}), or {@code host} with the port from {@code FABRICRPC_COORDINATOR_PORT}</td></tr>
- *   <tr><td>{@code FABRICRPC_THREADS}</td><td>long-lived worker threads per process (default 1)</td></tr>
+ *   <tr><td>{@code FABRICRPC_THREADS}</td><td>long-lived worker threads per process (default: under Slurm
+ *       {@code SLURM_CPUS_PER_TASK} when set, else 1; every rank must have the same count)</td></tr>
  *   <tr><td>{@code FABRICRPC_LOCAL_RANK}</td><td>rank among the processes on this node (default unknown)</td></tr>
  *   <tr><td>{@code FABRICRPC_JOB_SECRET}</td><td>the job secret (UTF-8, at least {@value #MIN_SECRET_BYTES}
  *       bytes); never from a system property, which would show in the process list</td></tr>
- *   <tr><td>{@code FABRICRPC_JOB_SECRET_FILE}</td><td>file holding the secret (trailing newline ignored)</td></tr>
+ *   <tr><td>{@code FABRICRPC_JOB_SECRET_FILE}</td><td>file holding the secret (trailing newline ignored); refused
+ *       if group or others may read it (create it with mode 0600)</td></tr>
  *   <tr><td>{@code FABRICRPC_BIND_HOST}, {@code FABRICRPC_ADVERTISED_HOST}</td><td>address rank 0 binds; host
  *       this process is published as</td></tr>
  *   <tr><td>{@code FABRICRPC_HEARTBEAT_MS}, {@code FABRICRPC_FAILURE_TIMEOUT_MS},
@@ -335,11 +339,30 @@ public final class JobConfig {
 
     // ---------------------------------------------------------------- environment
 
-    /** {@link #fromEnvironment(Map, Map)} over {@link System#getenv()} and {@link System#getProperties()}. */
-    public static JobConfig fromEnvironment() {
+    /**
+     * True if this process was started as one rank of a job: {@code FABRICRPC_RANK} (variable or system property),
+     * {@code srun} ({@code SLURM_PROCID}) or {@code mpirun} ({@code OMPI_COMM_WORLD_RANK}). A program that launches
+     * its own job when started by hand asks this first.
+     */
+    public static boolean launchedAsRank(Map<String, String> env, Map<String, String> sysprops) {
+        return new Lookup(env, sysprops).get(ENV_RANK) != null || env.get("SLURM_PROCID") != null
+            || env.get("OMPI_COMM_WORLD_RANK") != null;
+    }
+
+    /** {@link #launchedAsRank(Map, Map)} over this process's environment and system properties. */
+    public static boolean launchedAsRank() {
+        return launchedAsRank(System.getenv(), systemProperties());
+    }
+
+    private static Map<String, String> systemProperties() {
         Map<String, String> props = new java.util.HashMap<>();
         System.getProperties().forEach((k, v) -> props.put(String.valueOf(k), String.valueOf(v)));
-        return fromEnvironment(System.getenv(), props);
+        return props;
+    }
+
+    /** {@link #fromEnvironment(Map, Map)} over {@link System#getenv()} and {@link System#getProperties()}. */
+    public static JobConfig fromEnvironment() {
+        return fromEnvironment(System.getenv(), systemProperties());
     }
 
     /**
@@ -374,7 +397,12 @@ public final class JobConfig {
             port = parsePort(ENV_COORDINATOR_PORT, in.get(ENV_COORDINATOR_PORT));
         }
 
+        // The variables rank and size came from, so that a bad value is reported under the name the user set.
+        String rankVar;
+        String sizeVar;
         if (in.get(ENV_RANK) != null || in.get(ENV_SIZE) != null) {
+            rankVar = ENV_RANK;
+            sizeVar = ENV_SIZE;
             b.source(Source.EXPLICIT).rank(in.requireInt(ENV_RANK)).size(in.requireInt(ENV_SIZE));
             if (host == null) {
                 throw new IllegalArgumentException(ENV_COORDINATOR + " is not set: it must name rank 0's host:port");
@@ -383,29 +411,11 @@ public final class JobConfig {
                 throw new IllegalArgumentException(ENV_COORDINATOR + "='" + coordinator
                     + "' has no port and " + ENV_COORDINATOR_PORT + " is not set");
             }
-        } else if (env.get("SLURM_PROCID") != null) {
-            b.source(Source.SLURM).rank(in.requireEnvInt("SLURM_PROCID"))
-                .size(env.get("SLURM_NTASKS") != null ? in.requireEnvInt("SLURM_NTASKS") : in.requireEnvInt("SLURM_NPROCS"));
-            if (env.get("SLURM_LOCALID") != null) {
-                b.localRank(in.requireEnvInt("SLURM_LOCALID"));
-            }
-            if (host == null) {
-                String nodes = firstNonNull(env.get("SLURM_STEP_NODELIST"), env.get("SLURM_JOB_NODELIST"),
-                    env.get("SLURM_NODELIST"));
-                if (nodes == null) {
-                    throw new IllegalArgumentException("under Slurm but neither SLURM_STEP_NODELIST nor "
-                        + "SLURM_JOB_NODELIST is set: set " + ENV_COORDINATOR + " to rank 0's host:port");
-                }
-                host = firstSlurmHost(nodes);
-            }
-            if (port < 0) {
-                String job = env.get("SLURM_JOB_ID");
-                if (job == null) {
-                    throw new IllegalArgumentException("SLURM_JOB_ID is not set: set " + ENV_COORDINATOR_PORT);
-                }
-                port = derivedPort(job + "." + env.getOrDefault("SLURM_STEP_ID", "0"));
-            }
         } else if (env.get("OMPI_COMM_WORLD_RANK") != null) {
+            // Before Slurm: mpirun inside an allocation starts its ranks under daemons that srun launched, so they
+            // inherit the daemon's SLURM_PROCID; only the OMPI_COMM_WORLD_* variables name the rank.
+            rankVar = "OMPI_COMM_WORLD_RANK";
+            sizeVar = "OMPI_COMM_WORLD_SIZE";
             int size = in.requireEnvInt("OMPI_COMM_WORLD_SIZE");
             b.source(Source.OPEN_MPI).rank(in.requireEnvInt("OMPI_COMM_WORLD_RANK")).size(size);
             if (env.get("OMPI_COMM_WORLD_LOCAL_RANK") != null) {
@@ -428,16 +438,37 @@ public final class JobConfig {
                 }
                 port = derivedPort(ns);
             }
+        } else if (env.get("SLURM_PROCID") != null) {
+            rankVar = "SLURM_PROCID";
+            sizeVar = env.get("SLURM_NTASKS") != null ? "SLURM_NTASKS" : "SLURM_NPROCS";
+            b.source(Source.SLURM).rank(in.requireEnvInt(rankVar)).size(in.requireEnvInt(sizeVar));
+            if (env.get("SLURM_LOCALID") != null) {
+                b.localRank(in.requireEnvInt("SLURM_LOCALID"));
+            }
+            if (host == null) {
+                String nodes = firstNonNull(env.get("SLURM_STEP_NODELIST"), env.get("SLURM_JOB_NODELIST"),
+                    env.get("SLURM_NODELIST"));
+                if (nodes == null) {
+                    throw new IllegalArgumentException("under Slurm but neither SLURM_STEP_NODELIST nor "
+                        + "SLURM_JOB_NODELIST is set: set " + ENV_COORDINATOR + " to rank 0's host:port");
+                }
+                host = firstSlurmHost(nodes);
+            }
+            if (port < 0) {
+                String job = env.get("SLURM_JOB_ID");
+                if (job == null) {
+                    throw new IllegalArgumentException("SLURM_JOB_ID is not set: set " + ENV_COORDINATOR_PORT);
+                }
+                port = derivedPort(job + "." + env.getOrDefault("SLURM_STEP_ID", "0"));
+            }
         } else {
             throw new IllegalArgumentException("rank unknown: set " + ENV_RANK + " and " + ENV_SIZE
-                + " (and " + ENV_COORDINATOR + "), or launch under Slurm (SLURM_PROCID, SLURM_NTASKS) or Open MPI"
-                + " (OMPI_COMM_WORLD_RANK, OMPI_COMM_WORLD_SIZE)");
+                + " (and " + ENV_COORDINATOR + "), or launch under Open MPI (OMPI_COMM_WORLD_RANK, OMPI_COMM_WORLD_SIZE)"
+                + " or Slurm (SLURM_PROCID, SLURM_NTASKS)");
         }
+        checkRankAndSize(b, in, rankVar, sizeVar);
         b.coordinator(host, port);
-
-        if (in.get(ENV_THREADS) != null) {
-            b.threadsPerProcess(in.requireInt(ENV_THREADS));
-        }
+        b.threadsPerProcess(threads(env, in, b.source));
         if (in.get(ENV_LOCAL_RANK) != null) {
             b.localRank(in.requireInt(ENV_LOCAL_RANK));
         }
@@ -453,6 +484,38 @@ public final class JobConfig {
         }
         b.jobSecret(readSecret(env, in));
         return b.build();
+    }
+
+    /** Rank and size checked where they were read, so the message names the variables and their values. */
+    private static void checkRankAndSize(Builder b, Lookup in, String rankVar, String sizeVar) {
+        if (b.size < 1) {
+            throw new IllegalArgumentException(sizeVar + "='" + in.raw(sizeVar) + "': job size must be >= 1");
+        }
+        if (b.rank < 0 || b.rank >= b.size) {
+            throw new IllegalArgumentException(rankVar + "='" + in.raw(rankVar) + "': rank must be in [0, " + b.size
+                + ") (" + sizeVar + "=" + b.size + ")");
+        }
+    }
+
+    /**
+     * Worker threads per process: {@code FABRICRPC_THREADS}, else under Slurm {@code SLURM_CPUS_PER_TASK} (the
+     * same for every task of a step, and the CPUs Slurm gave each), else 1. Every rank must end with the same
+     * count (the coordinator refuses a joiner that differs), so nothing per-node such as the CPU count is used.
+     */
+    private static int threads(Map<String, String> env, Lookup in, Source source) {
+        String name;
+        if (in.get(ENV_THREADS) != null) {
+            name = ENV_THREADS;
+        } else if (source == Source.SLURM && env.get("SLURM_CPUS_PER_TASK") != null) {
+            name = "SLURM_CPUS_PER_TASK";
+        } else {
+            return 1;
+        }
+        int threads = name.equals(ENV_THREADS) ? in.requireInt(name) : in.requireEnvInt(name);
+        if (threads < 1) {
+            throw new IllegalArgumentException(name + "='" + in.raw(name) + "': threads per process must be >= 1");
+        }
+        return threads;
     }
 
     private static byte[] readSecret(Map<String, String> env, Lookup in) {
@@ -488,7 +551,7 @@ public final class JobConfig {
             if (len == 0) {
                 throw new IllegalArgumentException(ENV_JOB_SECRET_FILE + "='" + file + "' is empty");
             }
-            warnIfReadableByOthers(path);
+            refuseIfReadableByOthers(file, path);
             byte[] secret = Arrays.copyOf(bytes, len);
             Arrays.fill(bytes, (byte) 0);
             return secret;
@@ -496,14 +559,20 @@ public final class JobConfig {
         throw new IllegalArgumentException("no job secret: set " + ENV_JOB_SECRET + " or " + ENV_JOB_SECRET_FILE);
     }
 
-    private static void warnIfReadableByOthers(Path path) {
+    /** A secret others can read is no secret: refused, with the command that fixes it. */
+    private static void refuseIfReadableByOthers(String file, Path path) {
+        Set<PosixFilePermission> perms;
         try {
-            Set<PosixFilePermission> perms = Files.getPosixFilePermissions(path);
-            if (perms.contains(PosixFilePermission.GROUP_READ) || perms.contains(PosixFilePermission.OTHERS_READ)) {
-                LOG.warn("job secret file {} is readable by group or others; chmod 600 it", path);
-            }
+            perms = Files.getPosixFilePermissions(path);
         } catch (IOException | UnsupportedOperationException e) {
+            // Not a POSIX file system: nothing to check against.
             LOG.debug("cannot check permissions of {}", path, e);
+            return;
+        }
+        if (perms.contains(PosixFilePermission.GROUP_READ) || perms.contains(PosixFilePermission.OTHERS_READ)) {
+            throw new IllegalArgumentException(ENV_JOB_SECRET_FILE + "='" + file + "' is readable by group or others ("
+                + PosixFilePermissions.toString(perms) + "): run chmod 600 " + file + " (and make a new secret if"
+                + " others may have read it)");
         }
     }
 
@@ -603,6 +672,11 @@ public final class JobConfig {
                 throw new IllegalArgumentException(envName + " is not set");
             }
             return parseInt(envName, v);
+        }
+
+        /** The value as set (system property first), for messages. */
+        String raw(String envName) {
+            return envName.startsWith("FABRICRPC_") ? get(envName) : env.get(envName);
         }
 
         int requireEnvInt(String envName) {

@@ -32,14 +32,32 @@ import java.util.function.Predicate;
  * supervisor: when one rank exits non-zero (and was not {@link RankProcess#kill() killed} on purpose) it kills the
  * others and throws with every rank's exit code and last lines. Every wait is bounded.
  *
- * <p>From the command line: {@code java -cp <classpath> io.fabricrpc.fabric.LocalLauncher [-n P] [-t T]
- * [--timeout SECONDS] <main class> [args...]}; exits 0 if every rank did.
+ * <p>Every rank gets the JVM flags fabricrpc needs on JDK 25 ({@link #REQUIRED_JVM_FLAGS}: Agrona and DiSNI
+ * reach into {@code jdk.internal.misc} and {@code sun.nio.ch}; without them a rank dies with
+ * {@code IllegalAccessError}) before the ones given with {@link Builder#jvmArgs}.
+ *
+ * <p>From the command line (the ranks also inherit this JVM's module, native-access, tier and
+ * {@code CompileCommand} flags, see {@link #inheritedJvmFlags()}):
+ * <pre>{@code
+ * java --enable-native-access=ALL-UNNAMED --sun-misc-unsafe-memory-access=allow \
+ *      --add-exports=java.base/jdk.internal.misc=ALL-UNNAMED --add-exports=java.base/sun.nio.ch=ALL-UNNAMED \
+ *      -cp <classpath> io.fabricrpc.fabric.LocalLauncher [-n P] [-t T] [--timeout SECONDS] <main class> [args...]
+ * }</pre>
+ * It exits 0 if every rank did.
  *
  * <p>Thread-safe.
  */
 public final class LocalLauncher implements AutoCloseable {
 
     static final int KEPT_LINES = 10_000;
+
+    /**
+     * JVM flags every rank is started with: native access for the memory API and DiSNI, Agrona's Unsafe access, and
+     * the two packages Agrona and DiSNI read on JDK 25 (the root pom's fabricrpc.jvm.flags starts with the same).
+     */
+    public static final List<String> REQUIRED_JVM_FLAGS = List.of("--enable-native-access=ALL-UNNAMED",
+        "--sun-misc-unsafe-memory-access=allow", "--add-exports=java.base/jdk.internal.misc=ALL-UNNAMED",
+        "--add-exports=java.base/sun.nio.ch=ALL-UNNAMED");
     private static final long POLL_MILLIS = 10;
 
     /** The job failed: a rank exited non-zero, a wait timed out, or a process could not be started. */
@@ -269,8 +287,7 @@ public final class LocalLauncher implements AutoCloseable {
         private int processes = -1;
         private int threadsPerProcess = 1;
         private int coordinatorPort;
-        private final List<String> jvmArgs = new ArrayList<>(List.of(
-            "--enable-native-access=ALL-UNNAMED", "--sun-misc-unsafe-memory-access=allow"));
+        private final List<String> jvmArgs = new ArrayList<>(REQUIRED_JVM_FLAGS);
         private final List<String> args = new ArrayList<>();
         private final Map<String, String> env = new LinkedHashMap<>();
         private boolean forwardOutput = true;
@@ -295,10 +312,16 @@ public final class LocalLauncher implements AutoCloseable {
             return this;
         }
 
-        /** Extra JVM options (after the defaults {@code --enable-native-access=ALL-UNNAMED
-         * --sun-misc-unsafe-memory-access=allow}). */
+        /**
+         * Extra JVM options, after {@link #REQUIRED_JVM_FLAGS}; a repeat of one of those is dropped, so callers may
+         * pass {@link #inheritedJvmFlags()} as they are.
+         */
         public Builder jvmArgs(String... a) {
-            jvmArgs.addAll(Arrays.asList(a));
+            for (String arg : a) {
+                if (!REQUIRED_JVM_FLAGS.contains(arg)) {
+                    jvmArgs.add(arg);
+                }
+            }
             return this;
         }
 
@@ -418,6 +441,7 @@ public final class LocalLauncher implements AutoCloseable {
             usage("missing main class");
         }
         try (LocalLauncher job = builder(argv[i]).processes(p).threadsPerProcess(t)
+            .jvmArgs(inheritedJvmFlags().toArray(String[]::new))
             .args(Arrays.copyOfRange(argv, i + 1, argv.length)).start()) {
             job.awaitAll(Duration.ofSeconds(timeoutSeconds));
         } catch (LaunchException e) {

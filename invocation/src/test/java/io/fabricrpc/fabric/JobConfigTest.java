@@ -5,6 +5,7 @@ import static org.junit.jupiter.api.Assertions.*;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.nio.file.attribute.PosixFilePermissions;
 import java.time.Duration;
 import java.util.HashMap;
 import java.util.Map;
@@ -153,7 +154,7 @@ class JobConfigTest {
         assertTrue(fails(env("SLURM_PROCID", "0", "FABRICRPC_JOB_SECRET", SECRET), Map.of())
             .getMessage().contains("SLURM_NPROCS"));
         assertTrue(fails(env("FABRICRPC_RANK", "2", "FABRICRPC_SIZE", "2", "FABRICRPC_COORDINATOR", "h:1",
-            "FABRICRPC_JOB_SECRET", SECRET), Map.of()).getMessage().contains("rank must be in [0, 2), got 2"));
+            "FABRICRPC_JOB_SECRET", SECRET), Map.of()).getMessage().contains("FABRICRPC_RANK='2': rank must be in [0, 2)"));
         assertTrue(fails(env("FABRICRPC_RANK", "0", "FABRICRPC_SIZE", "2", "FABRICRPC_COORDINATOR", "h:1",
             "FABRICRPC_JOB_SECRET", "short"), Map.of()).getMessage().contains("at least 16"));
     }
@@ -162,6 +163,7 @@ class JobConfigTest {
     void secretFromFileAndNeverFromASystemProperty(@TempDir Path dir) throws Exception {
         Path file = dir.resolve("secret");
         Files.writeString(file, SECRET + "\n");
+        Files.setPosixFilePermissions(file, PosixFilePermissions.fromString("rw-------"));
         Map<String, String> base = env("FABRICRPC_RANK", "0", "FABRICRPC_SIZE", "1", "FABRICRPC_COORDINATOR",
             "127.0.0.1:0");
         Map<String, String> withFile = new HashMap<>(base);

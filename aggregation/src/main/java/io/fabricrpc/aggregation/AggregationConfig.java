@@ -8,7 +8,7 @@ import java.time.Duration;
  * @param mode            TRADITIONAL (batch everything) or OVERFLOW (batch only what the messenger cannot take)
  * @param batchBytes      TRADITIONAL: a batch is sent once it holds this many bytes (Seriema: 4 KiB)
  * @param maxDelay        no call waits longer than this after it was made before its batch (or, in OVERFLOW, its
- *                        exceeding calls) is pushed out, even when the sender goes idle. The flusher looks every
+ *                        exceeding calls) is pushed out, even when the sender goes idle. The agent looks every
  *                        200 us (as the OS timer allows), so TRADITIONAL pushes a batch out at most maxDelay and at
  *                        least maxDelay - 400 us after its first call (a maxDelay under 400 us acts as 400 us), and
  *                        OVERFLOW between maxDelay and maxDelay + 200 us

@@ -30,8 +30,8 @@ abstract sealed class Aggregator extends MessengerDecorator permits TraditionalA
     private final AggregationDuty duty;
     private volatile boolean closed;
     /**
-     * True from a call that stays unsent in this aggregator until the flusher finds none left
-     * ({@link #stopWatching}, {@link #clearUnsentMayWait}); the flusher looks only at aggregators where it is set.
+     * True from a call that stays unsent in this aggregator until the agent finds none left
+     * ({@link #stopWatching}, {@link #clearUnsentMayWait}); the agent looks only at aggregators where it is set.
      */
     private volatile boolean unsentMayWait;
 
@@ -44,15 +44,15 @@ abstract sealed class Aggregator extends MessengerDecorator permits TraditionalA
     }
 
     /**
-     * Flusher, every tick while {@link #unsentMayWait()}: pushes out what waits longer than the mode allows.
+     * Agent, every tick while {@link #unsentMayWait()}: pushes out what waits longer than the mode allows.
      *
      * @return true while calls may still wait (look again next tick)
      */
     abstract boolean pushOutOverdue(long now);
 
     /**
-     * The sender, holding the aggregator's lock (OVERFLOW), when a call stays unsent: the flusher must look at this
-     * aggregator from now on. The flusher clears the flag only under the same lock.
+     * The sender, holding the aggregator's lock (OVERFLOW), when a call stays unsent: the agent must look at this
+     * aggregator from now on. The agent clears the flag only under the same lock.
      */
     final void noteUnsent() {
         if (!unsentMayWait) {
@@ -71,7 +71,7 @@ abstract sealed class Aggregator extends MessengerDecorator permits TraditionalA
     }
 
     /**
-     * Flusher, having found nothing unsent: clears the flag unless a call turns out to wait after all. The CAS reads
+     * Agent, having found nothing unsent: clears the flag unless a call turns out to wait after all. The CAS reads
      * the sender's latest {@link #markUnsent} store if there is one, so the look after it sees that call's append;
      * a store after the CAS leaves the flag set.
      *
@@ -89,14 +89,14 @@ abstract sealed class Aggregator extends MessengerDecorator permits TraditionalA
     }
 
     /**
-     * Flusher, at an idle look: whether calls wait unsent although the flag is clear (racy; a hint that sets the flag).
+     * Agent, at an idle look: whether calls wait unsent although the flag is clear (racy; a hint that sets the flag).
      * Only a mode whose sender marks without a lock needs it.
      */
     boolean unpublishedSeenFromOutside() {
         return false;
     }
 
-    /** Flusher, at an idle look: sets the flag again if calls wait after all. */
+    /** Agent, at an idle look: sets the flag again if calls wait after all. */
     final boolean revive() {
         if (!unsentMayWait && unpublishedSeenFromOutside()) {
             unsentMayWait = true;
@@ -108,7 +108,7 @@ abstract sealed class Aggregator extends MessengerDecorator permits TraditionalA
         return unsentMayWait;
     }
 
-    /** Flusher, with the aggregator's lock held and nothing unsent in it (OVERFLOW). */
+    /** Agent, with the aggregator's lock held and nothing unsent in it (OVERFLOW). */
     final void clearUnsentMayWait() {
         unsentMayWait = false;
     }

@@ -66,7 +66,7 @@ final class OverflowAggregator extends Aggregator {
 
     @Override
     public boolean send(int tag, RecordWriter writer) {
-        // Lock-free while no call waits: only this thread creates exceeding calls, and the flusher touches the
+        // Lock-free while no call waits: only this thread creates exceeding calls, and the agent touches the
         // messenger only to drain them, so it leaves the messenger alone until this thread parks a call (and
         // hands over everything it wrote through the release in release()).
         if (!exceedingMayWait && messenger.send(tag, writer)) {
@@ -97,7 +97,7 @@ final class OverflowAggregator extends Aggregator {
             }
             return park(tag, writer);
         } finally {
-            boolean mayWait = tail != head; // read under the lock: sees the flusher's last drain
+            boolean mayWait = tail != head; // read under the lock: sees the agent's last drain
             if (mayWait != exceedingMayWait) {
                 exceedingMayWait = mayWait;
                 directHolder.accept(direct()); // this thread's next call reads it
@@ -106,7 +106,7 @@ final class OverflowAggregator extends Aggregator {
         }
     }
 
-    /** Takes the aggregator for the calling thread, waiting while the flusher holds it (a short drain). */
+    /** Takes the aggregator for the calling thread, waiting while the agent holds it (a short drain). */
     private void acquire() {
         Thread me = Thread.currentThread();
         if ((Thread) OWNER.getAcquire(this) == me) {
@@ -119,7 +119,7 @@ final class OverflowAggregator extends Aggregator {
         holds = 1;
     }
 
-    /** For the flusher: takes the aggregator only if nobody holds it. */
+    /** For the agent: takes the aggregator only if nobody holds it. */
     private boolean tryAcquire() {
         if (OWNER.compareAndSet(this, null, Thread.currentThread())) {
             holds = 1;

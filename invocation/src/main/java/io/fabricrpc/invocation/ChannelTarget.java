@@ -38,7 +38,7 @@ final class ChannelTarget implements SyncTarget {
 
     @Override
     public void pushBuffered() {
-        channel.publishBuffered(); // the caller's own batch: waiting for it must not wait for the flusher
+        channel.publishBuffered(); // the caller's own batch: waiting for it must not wait for the agent
     }
 
     @Override

@@ -4,7 +4,7 @@ import java.util.concurrent.locks.LockSupport;
 import java.util.function.BooleanSupplier;
 
 /**
- * Lets a helper thread (a flusher) park while it has nothing to watch without missing the call that gives it work:
+ * Lets a helper thread (the agent) park while it has nothing to watch without missing the call that gives it work:
  * a Dekker handshake on two volatile stores. A producer publishes its work with a volatile store, then calls
  * {@link #wake()}, which reads {@code asleep}; the helper stores {@code asleep}, then looks for work once more before
  * it parks. Volatile accesses are sequentially consistent, so at least one side sees the other's store: either the

@@ -244,7 +244,7 @@ public final class MessagingNode implements AutoCloseable {
     }
 
     /** A sender left something pending, after the volatile store that publishes it: wakes a parked agent (cheap). */
-    void wakeFlusherIfAsleep() {
+    void wakeAgentIfAsleep() {
         agent.wake();
     }
 

@@ -263,7 +263,7 @@ public final class Messenger implements RecordChannel {
             watched = true;
             node.watchDeferred(this); // once per messenger: the agent bounds how long records wait
         } else {
-            node.wakeFlusherIfAsleep();
+            node.wakeAgentIfAsleep();
         }
     }
 

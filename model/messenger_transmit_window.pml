@@ -20,12 +20,13 @@
  *   append, a batch in staging (STAGED, small records): framed in staging, A := (gen, p + 1, IN_STAGING).
  *     The placement is chosen only when T.off == A.off (a new batch): a pending range is homogeneous;
  *   direct send: transmit what is pending first (a claim), then the payload, the header with
- *     release, T := (gen, p + 1) (plain store: nothing is pending), A := (gen, p + 1), in that order;
+ *     release, T := (gen, p + 1) (plain store: nothing is pending); A stays behind (a claimant finds
+ *     t >= a: nothing to claim) until the next append stores it;
  *   optionally a flush (transmit) after any call; at the end a flush or nothing.
  * Transmitting [t, a): a window range: store H's header at t if H is at t (else all its headers
  * are out already); a staging range: copy staging [t, a) into the chunk, the first header last.
- * Seal: transmit what is pending, the seal header with release (as a direct send), wait for the
- * next chunk to be free, T := (gen+1, 0), A := (gen+1, 0).
+ * Seal: transmit what is pending, the seal header with release, T := (gen, CAP+1), A := (gen, CAP+1),
+ * in that order; wait for the next chunk to be free, T := (gen+1, 0), A := (gen+1, 0).
  * Agent, at any moment: acquire A, then T; unless T is BUSY, of another generation, or t >= a,
  * claim by CAS from the value read, transmit [t, a), release T := (gen, a).
  *
@@ -39,7 +40,7 @@
  *   PLAIN_STORE    the owner transmits a pending range without claiming T, then stores T plainly
  *   RELEASE_EARLY  a claimant stores the released T before it transmits (stores or copies)
  *   AGENT_NO_CAS   the agent transmits without claiming (reads T, transmits, stores T)
- *   A_BEFORE_T     a direct send (and the seal) stores A before T: the agent can claim across it
+ *   A_BEFORE_T     a direct send and the seal store A, before T: the agent can claim across it
  */
 #ifndef NCH
 #define NCH 1
@@ -179,6 +180,20 @@ inline advanceTA(np) {
 #endif
 }
 
+/* A direct send's store: T only (Messenger.sendKnownInWindow). A stays behind T, which a claimant
+ * reads as nothing pending (it claims only when T.off < A.off); the next append stores A again. */
+inline advanceT(np) {
+#ifdef A_BEFORE_T
+	advanceTA(np)
+#else
+#ifndef NO_GHOST
+	assert(T == TV(gen, pos));   /* nothing pending, no claim: the plain store overwrites nothing */
+#endif
+	pos = np;
+	setT(TV(gen, pos))    /* plain store, release */
+#endif
+}
+
 active proctype Owner() {
 	byte seq = 1, pos, gen, tv, t, h, i;
 	bit claimed, biw = 1;   /* the current batch is in the window (else staging) */
@@ -205,7 +220,7 @@ active proctype Owner() {
 			fi;
 			WSTORE(pay, gen, pos, seq);
 			WSTORE(hdr, gen, pos, seq);   /* release */
-			advanceTA(pos + 1)
+			advanceT(pos + 1)
 		:: /* append (aggregation) */
 			tv = T;   /* acquire */
 			if

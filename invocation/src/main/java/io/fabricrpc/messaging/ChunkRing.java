@@ -38,8 +38,6 @@ final class ChunkRing {
     private long knownConsumed;
     private long knownConsumedRecords;
     private int growthSinceSeal;
-    /** The current chunk is sealed and the move to the next one waits for the receiver to free it. */
-    private boolean currentSealed;
 
     ChunkRing(MessagingNode node, Link link, long sender, long destination, MessengerConfig config,
               LocalRegion notifyRegion, long notifyOffset) {
@@ -66,16 +64,12 @@ final class ChunkRing {
         return publisher;
     }
 
-    boolean isSealed() {
-        return currentSealed;
-    }
-
     /**
      * Leaves the current chunk: seals it first, with whatever is pending, even if the move must wait (the receiver
      * frees a chunk only once it is sealed). Returns false, leaving the chunk sealed, while the next is not free.
      */
     boolean advance(RecordAppender appender, Publisher publisher) {
-        if (!currentSealed) {
+        if (!appender.sealed) {
             int growth = growthForSeal();
             if (window == null) {
                 appender.frameSeal(growth, RecordAppender.STAGE);
@@ -89,7 +83,7 @@ final class ChunkRing {
             }
             sealed++;
             growthSinceSeal = 0;
-            currentSealed = true;
+            appender.sealed = true;
         }
         if (sealed - consumedChunks() > chunks.length - 1) {
             return false;
@@ -100,7 +94,6 @@ final class ChunkRing {
         appender.reset(sealed, chunks[current], window);
         publisher.soIdle(sealed, 0); // before appended: see Publisher#soIdle
         appender.soAppended();
-        currentSealed = false;
         return true;
     }
 

@@ -86,19 +86,18 @@ public final class Messenger implements RecordChannel {
     /** The commonest send, in place: known length, a mapped chunk with room and nothing pending; else false. */
     private boolean sendKnownInWindow(int tag, RecordWriter writer) {
         int length = writer.knownLength();
-        if (length <= 0 || appender.window == null || ring.isSealed() || mayBePending || length > appender.room()) {
+        if (length <= 0 || appender.window == null || appender.sealed || mayBePending || length > appender.room()) {
             return false;
         }
         link.checkAlive();
         appender.frameKnown(tag, writer, length, RecordAppender.WINDOW_STORE);
-        publisher.soIdle(appender.gen, appender.position);
-        appender.soAppended();
+        publisher.soIdle(appender.gen, appender.position); // appended stays behind: nothing to claim
         return true;
     }
 
     /** Frames and transmits one record, moving to the next chunk if needed; false if every chunk is full. */
     private boolean sendOnce(int tag, RecordWriter writer) {
-        if (ring.isSealed() && !advance()) {
+        if (appender.sealed && !advance()) {
             return false;
         }
         if (appender.window != null) {
@@ -107,8 +106,7 @@ public final class Messenger implements RecordChannel {
             if (!frameInChunk(tag, writer, RecordAppender.WINDOW_STORE)) {
                 return false;
             }
-            publisher.soIdle(appender.gen, appender.position);
-            appender.soAppended();
+            publisher.soIdle(appender.gen, appender.position); // appended stays behind: nothing to claim
             return true;
         }
         if (!frameInChunk(tag, writer, RecordAppender.STAGE)) {
@@ -134,7 +132,7 @@ public final class Messenger implements RecordChannel {
     public boolean frame(int tag, RecordWriter writer) {
         RecordAppender.checkTag(tag);
         int length = writer.knownLength();
-        if (publisher != null && length > 0 && !ring.isSealed() && length <= appender.room()) {
+        if (publisher != null && length > 0 && !appender.sealed && length <= appender.room()) {
             appender.frameKnown(tag, writer, length, placement()); // the common case, inlined into the caller
             appender.soAppended();
             mayBePending = true;
@@ -152,7 +150,7 @@ public final class Messenger implements RecordChannel {
     }
 
     private boolean frameOnce(int tag, RecordWriter writer) {
-        if (ring.isSealed() && !advance() || !frameInChunk(tag, writer, PLACE)) {
+        if (appender.sealed && !advance() || !frameInChunk(tag, writer, PLACE)) {
             return false;
         }
         appender.soAppended();
@@ -208,7 +206,7 @@ public final class Messenger implements RecordChannel {
             publisher = ring.setUp(appender);
         }
         transmit(); // and any waiting flag: the framed batch comes from another region and cannot carry it
-        if (ring.isSealed() && !advance()) {
+        if (appender.sealed && !advance()) {
             return 0;
         }
         long prefix = ChunkLayout.framedPrefix(source.segment(), offset, length, appender.recordCapacity - appender.position);
@@ -245,6 +243,16 @@ public final class Messenger implements RecordChannel {
         return p != null && !closed && p.transmitIfPending();
     }
 
+    /** Sender thread: the transmit position ({@code gen << 34 | offset}, flag bits included); moves with transmission. */
+    public long transmitPosition() {
+        return publisher == null ? 0 : publisher.lvTransmit();
+    }
+
+    /** Sender thread: bytes framed into the current chunk and not transmitted yet. */
+    public long framedBytes() {
+        return publisher == null ? 0 : Math.max(0, appender.position - RecordAppender.offset(publisher.lvTransmit()));
+    }
+
     /** Any thread: the transmit position while records (or a flag) wait, else -1; a hint that moves with them. */
     public long pendingHint() {
         Publisher p = publisher;
@@ -274,12 +282,6 @@ public final class Messenger implements RecordChannel {
     }
 
     @Override
-    public void publishBuffered() {
-        transmit();
-    }
-
-    /** Transmits everything framed and any waiting flag. */
-    @Override
     public void flush() {
         transmit();
     }
@@ -300,8 +302,7 @@ public final class Messenger implements RecordChannel {
         return destination;
     }
 
-    /** Chunks this messenger holds in the receiver (grows from c to cMax). */
-    public int chunkCount() {
+    public int chunkCount() { // chunks held in the receiver: c, growing to cMax
         return ring.size();
     }
 
@@ -363,8 +364,7 @@ public final class Messenger implements RecordChannel {
         return p == null ? 0 : p.pendingBytes();
     }
 
-    /** The largest payload one record can carry (an empty chunk, or the header's limit). */
-    public long maxPayload() {
+    public long maxPayload() { // what one record can carry: an empty chunk, or the header's limit
         return config.maxPayload();
     }
 

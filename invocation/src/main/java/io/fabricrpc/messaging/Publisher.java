@@ -191,9 +191,11 @@ abstract sealed class Publisher permits WindowPublisher, StagedPublisher {
     }
 
     /**
-     * Owner, having seen nothing pending (no claim, no flag, transmitted up to the appended end): moves the transmit
-     * position to {@code gen, position} with a release store, before {@link RecordAppender#soAppended}. No claim can
-     * race it: a claimant reads {@code appended} before {@code transmit}, so it never finds a gap across this store.
+     * Owner, having seen nothing pending (no claim, no flag, transmitted up to the append position): moves the
+     * transmit position to {@code gen, position} with a release store, before any {@link RecordAppender#soAppended}
+     * it makes. No claim can race it: a claimant reads {@code appended} before {@code transmit} and claims only when
+     * {@code appended} is ahead, so it never finds a gap across this store; a direct send into a mapped chunk leaves
+     * {@code appended} behind (the next frame-only record stores it).
      */
     final void soIdle(long gen, long position) {
         soTransmit(gen << RecordAppender.GEN_SHIFT | position);

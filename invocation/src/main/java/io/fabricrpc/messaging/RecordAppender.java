@@ -59,6 +59,8 @@ final class RecordAppender {
     long gen;
     /** Data offset where the next record goes. */
     long position;
+    /** The current chunk is sealed: nothing more goes into it; the move to the next waits for the receiver. */
+    boolean sealed;
     /** Whether the batch not yet transmitted sits in staging (mapped chunks only; chosen at a batch's start). */
     boolean batchInStaging;
     /** Frame-only records: the current batch's start and records so far, and the previous batch's choice. */
@@ -91,6 +93,7 @@ final class RecordAppender {
         this.chunk = chunk;
         this.window = window;
         this.position = 0;
+        this.sealed = false;
         this.batchInStaging = false;
     }
 

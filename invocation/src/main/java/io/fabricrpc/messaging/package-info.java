@@ -32,9 +32,10 @@
  *   moved for a tick (a flag, held calls, an aggregated batch whose sender went quiet), and a flush from another
  *   thread claims too. A claimant that is not the sender never defers and never sets FOLLOWS: it sends a waiting flag
  *   as a 1-byte WRITE of its own, before its range.</li>
- *   <li>Over a mapped chunk, a send with nothing pending stores its header with release and then moves {@code T} and
- *   {@code appended} with release stores, in that order. A claimant reads {@code appended} before {@code T}, so it
- *   never sees a gap across such a store, and no claim can be in progress (nothing was pending).</li>
+ *   <li>Over a mapped chunk, a send with nothing pending stores its header with release and then moves {@code T} with
+ *   a release store; {@code appended} stays behind until the next frame-only record stores it. A claimant reads
+ *   {@code appended} before {@code T} and claims only while {@code appended} is ahead, so it never sees a gap
+ *   across such a store, and no claim can be in progress (nothing was pending).</li>
  *   <li>Over a mapped chunk, a frame-only record that starts a batch ({@code offset(T) == position}) has its header
  *   held in the appender (release) instead of the chunk; later records of the batch store theirs. Transmitting the
  *   batch stores the held header, which publishes it all. A batch of small records sits in staging instead, and

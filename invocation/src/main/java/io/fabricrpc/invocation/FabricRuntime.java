@@ -792,38 +792,57 @@ public final class FabricRuntime implements Fabric {
 
     private void pollReturns() {
         ResultCodec codec = new ResultCodec(registry);
-        long timeout = config.callTimeout().toNanos();
         while (!closed) {
             boolean any = false;
-            for (Iterator<PendingReturn> it = pendingReturns.iterator(); it.hasNext(); ) {
-                PendingReturn pending = it.next();
-                any = true;
-                ReturnSlots.Slot slot = pending.slot();
-                try {
-                    if (slot.arrived()) {
-                        it.remove();
-                        long at = slot.offset + InvocationRecords.SLOT_RESULT;
-                        Object value;
-                        try {
-                            value = codec.decode(slot.region.segment(), at, at + slot.length());
-                        } finally {
-                            slots.give(slot);
-                        }
-                        pending.future().complete(value);
-                    } else {
-                        checkAlive(pending.rank());
-                        if (System.nanoTime() - pending.started() > timeout) {
-                            throw new MessagingException("no result from rank " + pending.rank() + " within "
-                                    + config.callTimeout().toMillis() + " ms (callTimeout)");
-                        }
-                    }
-                } catch (RuntimeException e) {
-                    it.remove(); // the slot is not reused: a late result could still land in it
-                    pending.future().completeExceptionally(e);
-                }
+            try {
+                any = pollReturnsOnce(codec);
+            } catch (Throwable e) {
+                // Every pending future depends on this thread: report and keep polling, never die silently.
+                System.getLogger("fabricrpc").log(System.Logger.Level.ERROR, "result poller of rank " + rank + ": " + e, e);
             }
             LockSupport.parkNanos(any ? 20_000 : 5_000_000);
         }
+    }
+
+    /** One pass over the pending results: completes the arrived ones, fails the overdue and orphaned ones. */
+    private boolean pollReturnsOnce(ResultCodec codec) {
+        long timeout = config.callTimeout().toNanos();
+        boolean any = false;
+        for (Iterator<PendingReturn> it = pendingReturns.iterator(); it.hasNext(); ) {
+            PendingReturn pending = it.next();
+            any = true;
+            ReturnSlots.Slot slot = pending.slot();
+            if (slot.arrived()) {
+                it.remove(); // once: a failure below completes the future, it does not remove the entry again
+                long at = slot.offset + InvocationRecords.SLOT_RESULT;
+                Object value;
+                try {
+                    value = codec.decode(slot.region.segment(), at, at + slot.length());
+                } catch (RuntimeException e) {
+                    pending.future().completeExceptionally(e); // the remote function threw, or a corrupt result
+                    continue;
+                } finally {
+                    slots.give(slot);
+                }
+                pending.future().complete(value);
+                continue;
+            }
+            RuntimeException failure = null;
+            try {
+                checkAlive(pending.rank());
+                if (System.nanoTime() - pending.started() > timeout) {
+                    failure = new MessagingException("no result from rank " + pending.rank() + " within "
+                            + config.callTimeout().toMillis() + " ms (callTimeout)");
+                }
+            } catch (RuntimeException e) {
+                failure = e;
+            }
+            if (failure != null) {
+                it.remove(); // the slot is not reused: a late result could still land in it
+                pending.future().completeExceptionally(failure);
+            }
+        }
+        return any;
     }
 
     private void failPendingReturns(int failedRank, PeerFailedException failure) {

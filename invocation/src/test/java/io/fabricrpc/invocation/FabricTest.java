@@ -24,6 +24,7 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ExecutionException;
 import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
@@ -32,6 +33,7 @@ import java.util.zip.CRC32;
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertInstanceOf;
 import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
@@ -293,6 +295,36 @@ public abstract class FabricTest {
             }
             for (int i = 0; i < futures.size(); i++) {
                 assertEquals((long) i * i, futures.get(i).get(30, TimeUnit.SECONDS));
+            }
+        }
+    }
+
+    @Test
+    void aFailedAsyncCallFailsItsFutureAndLaterAsyncCallsStillComplete() throws Exception {
+        try (LocalJob job = new LocalJob(fixture(), 2, 1, MessengerConfig.defaults())) {
+            job.rank(1).startHandlerThreads();
+            Fabric fabric = job.rank(0);
+            ThreadId dest = new ThreadId(1, 0);
+            // Awaited through dependent stages, which no waiting thread helps: only the result poller completes them.
+            CompletableFuture<Long> failed = fabric.callReturnAsync(dest, () -> {
+                throw new IllegalStateException("bad input 23");
+            });
+            ExecutionException thrown = assertThrows(ExecutionException.class,
+                    () -> failed.thenApply(v -> v).get(10, TimeUnit.SECONDS));
+            assertInstanceOf(RemoteInvocationException.class, thrown.getCause());
+            assertTrue(thrown.getCause().getMessage().contains("bad input 23"), thrown.getCause().getMessage());
+            for (int round = 0; round < 3; round++) {
+                List<CompletableFuture<Long>> later = new ArrayList<>();
+                for (long i = 0; i < 50; i++) {
+                    long value = i + round;
+                    later.add(fabric.callReturnAsync(dest, () -> value * 3).thenApply(v -> v));
+                }
+                for (int i = 0; i < later.size(); i++) {
+                    assertEquals((i + round) * 3L, later.get(i).get(10, TimeUnit.SECONDS));
+                }
+                assertThrows(ExecutionException.class, () -> fabric.callReturnAsync(dest, () -> {
+                    throw new IllegalArgumentException("again");
+                }).thenApply(v -> v).get(10, TimeUnit.SECONDS));
             }
         }
     }

@@ -112,10 +112,27 @@ public interface Fabric extends AutoCloseable {
      * memory. An attached worker keeps running its own incoming calls while it waits.
      *
      * @throws io.fabricrpc.serialization.RemoteInvocationException if the function threw at the destination
+     * @throws IllegalStateException if made, from inside a call a worker runs, to that worker itself (it could run
+     *         only after the current call returns)
      */
     <R> R callReturn(ThreadId dest, RemoteSupplier<R> function);
 
-    /** As {@link #callReturn}, completing the future instead of blocking. */
+    /**
+     * As {@link #callReturn}, completing the future instead of blocking. The future completes exceptionally with
+     * {@link io.fabricrpc.serialization.RemoteInvocationException} if the function threw at the destination,
+     * {@link io.fabricrpc.transport.PeerFailedException} if the destination's process dies, or a
+     * {@link io.fabricrpc.messaging.MessagingException} after the call timeout.
+     *
+     * <p>Waiting on the returned future itself ({@code get}, {@code join}) from a fabric thread waits as
+     * {@link #callReturn} does: it polls for the result and an attached worker keeps running its incoming calls, so
+     * workers that wait on each other's results do not deadlock. Stages derived from it complete on the thread that
+     * completes it: a thread waiting on it, or the fabric's result poller.
+     *
+     * <p>Addressed to the calling worker itself, the call runs before this method returns (the worker first runs its
+     * calls that arrived earlier, as a call to itself keeps their order) and the future is already complete. Made
+     * from inside a call that worker runs, it runs after the current call returns; waiting for it there throws
+     * {@link IllegalStateException} instead of deadlocking.
+     */
     <R> CompletableFuture<R> callReturnAsync(ThreadId dest, RemoteSupplier<R> function);
 
     /** {@code function} on every worker thread of the job (this one included), through a broadcast tree. */

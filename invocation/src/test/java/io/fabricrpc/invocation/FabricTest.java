@@ -24,6 +24,7 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionException;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.TimeUnit;
@@ -49,6 +50,8 @@ public abstract class FabricTest {
         long broadcasts;
         volatile long checksum = -1;
         public String error;
+        /** What a call left for the test thread to look at after it returned. */
+        public Object note;
 
         public Inbox(int senders) {
             next = new long[senders];
@@ -326,6 +329,80 @@ public abstract class FabricTest {
                     throw new IllegalArgumentException("again");
                 }).thenApply(v -> v).get(10, TimeUnit.SECONDS));
             }
+        }
+    }
+
+    @Test
+    void aCallReturnAsyncToItselfCompletesWithoutProcessCallsAndKeepsCallOrder() throws Exception {
+        Object[][] contexts = LocalJob.inboxes(1, 2);
+        try (LocalJob job = new LocalJob(fixture(), 1, 2, MessengerConfig.defaults())) {
+            job.runWorkers(contexts, (fabric, index) -> {
+                ThreadId self = fabric.self();
+                for (long s = 0; s < 5; s++) {
+                    long sequence = s;
+                    fabric.call(self, (RemoteContextConsumer<Inbox>) box -> box.record(index, sequence), null);
+                }
+                // Runs after the five calls made before it, as calls from one thread to one destination do.
+                CompletableFuture<Long> received = fabric.callReturnAsync(self,
+                        () -> ((Inbox) Fabric.currentContext()).received);
+                assertTrue(received.isDone(), "a call to itself completes before callReturnAsync returns");
+                assertEquals(5L, received.join());
+                CompletableFuture<Long> failed = fabric.callReturnAsync(self, () -> {
+                    throw new IllegalStateException("self-inflicted");
+                });
+                CompletionException thrown = assertThrows(CompletionException.class, failed::join);
+                assertInstanceOf(RemoteInvocationException.class, thrown.getCause());
+                assertEquals(7L, fabric.callReturnAsync(self, () -> 7L).orTimeout(10, TimeUnit.SECONDS).join());
+                // From inside a call it runs: the call to itself runs after the current one; waiting there fails fast.
+                fabric.call(self, (RemoteContextConsumer<Inbox>) box -> {
+                    Fabric here = Fabric.current();
+                    CompletableFuture<Long> later = here.callReturnAsync(here.self(), () -> 11L);
+                    try {
+                        later.join();
+                        box.error = "joined a call to itself from inside a call";
+                    } catch (IllegalStateException expected) {
+                        box.note = later;
+                    }
+                }, null);
+                Inbox inbox = Fabric.currentContext();
+                LocalJob.processUntil(fabric, () -> inbox.note instanceof CompletableFuture<?> f && f.isDone(),
+                        "the call to itself made by a call");
+                assertEquals(11L, ((CompletableFuture<?>) inbox.note).join());
+            });
+            for (Object context : contexts[0]) {
+                assertNull(((Inbox) context).error);
+            }
+        }
+    }
+
+    @Test
+    void sixtyFourAsyncCallsInFlightAllCompleteWithTheirOwnResults() throws Exception {
+        Object[][] contexts = LocalJob.inboxes(2, 2);
+        java.util.concurrent.atomic.AtomicInteger finished = new java.util.concurrent.atomic.AtomicInteger();
+        try (LocalJob job = new LocalJob(fixture(), 2, 2, MessengerConfig.defaults())) {
+            job.runWorkers(contexts, (fabric, index) -> {
+                int me = fabric.rank() * 2 + index;
+                @SuppressWarnings("unchecked")
+                CompletableFuture<Long>[] window = new CompletableFuture[64];
+                long[] expected = new long[64];
+                for (int i = 0; i < 20_000; i++) {
+                    int at = i % 64;
+                    if (window[at] != null) {
+                        assertEquals(expected[at], window[at].join()); // runs incoming calls while it waits
+                    }
+                    long value = (long) me << 32 | i;
+                    int dest = (me + 1 + i) % 4;
+                    expected[at] = value + dest;
+                    window[at] = fabric.callReturnAsync(new ThreadId(dest / 2, dest % 2),
+                            () -> value + Fabric.current().rank() * 2L + Fabric.current().self().threadIndex());
+                }
+                for (int at = 0; at < 64; at++) {
+                    assertEquals(expected[at], window[at].join());
+                }
+                finished.incrementAndGet();
+                // Peers may still wait for this worker to run their last calls.
+                LocalJob.processUntil(fabric, () -> finished.get() == 4, "every worker's async calls");
+            });
         }
     }
 

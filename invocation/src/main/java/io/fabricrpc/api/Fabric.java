@@ -153,6 +153,31 @@ public interface Fabric extends AutoCloseable {
     void broadcastBuffer(RemoteBufferConsumer function, RemoteRegion source, long offset, long length,
                          Synchronizer sync);
 
+    /**
+     * Waits until every worker thread of the job (all {@link #size()} x {@link #threadsPerProcess()} attached
+     * workers, as MPI_Barrier over all threads) has called it; on an attached worker only. While it waits, the
+     * worker keeps running its incoming calls (workers that have not reached the barrier may be calling it). Barriers
+     * are numbered per worker (generations), so consecutive barriers need nothing in between; every worker must make
+     * the same sequence of barrier and {@link #allReduceSum} calls. A barrier does not wait for calls made before it
+     * to run (use a CONSUMED {@link Synchronizer} for that). Waits at most the call timeout.
+     *
+     * @throws BarrierTimeoutException if not released within the timeout (the message names the generation and,
+     *         on worker (0, 0), which workers had not arrived); the job's barriers are unusable afterwards
+     * @throws io.fabricrpc.transport.PeerFailedException if a process of the job is gone, naming its rank
+     * @throws IllegalStateException on a thread that is not an attached worker, or inside a call (it could not
+     *         run the calls that release it)
+     */
+    void barrier();
+
+    /** {@link #barrier()} with an explicit bound on the wait. */
+    void barrier(java.time.Duration timeout);
+
+    /**
+     * A {@link #barrier()} at which each worker contributes {@code value}; returns the sum over every worker of the
+     * job (wrapping on overflow), the same on all of them.
+     */
+    long allReduceSum(long value);
+
     /** Memory the transport can move (registered under RDMA) that calls can name as a source or destination. */
     LocalRegion allocate(long bytes, RemoteAccess access);
 

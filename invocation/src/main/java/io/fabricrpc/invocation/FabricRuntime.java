@@ -469,6 +469,31 @@ public final class FabricRuntime implements Fabric {
         }
     }
 
+    /** The barrier coordinator's state: rank 0 only, touched by worker (0, 0)'s thread only. */
+    private Collectives.Gathering gathering;
+
+    Collectives.Gathering gathering() {
+        if (gathering == null && rank == 0) {
+            gathering = new Collectives.Gathering();
+        }
+        return gathering;
+    }
+
+    @Override
+    public void barrier() {
+        barrier(config.callTimeout());
+    }
+
+    @Override
+    public void barrier(Duration timeout) {
+        Collectives.allReduceSum(this, context(), 0, timeout, "barrier");
+    }
+
+    @Override
+    public long allReduceSum(long value) {
+        return Collectives.allReduceSum(this, context(), value, config.callTimeout(), "allReduceSum");
+    }
+
     void reportError(long sender, Throwable error) {
         errorListener.accept(ThreadId.fromLong(sender), error);
     }

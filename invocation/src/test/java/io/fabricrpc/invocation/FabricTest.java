@@ -407,6 +407,111 @@ public abstract class FabricTest {
     }
 
     @Test
+    void barriersHoldEveryWorkerUntilAllArrivedAndSumAcrossThem() throws Exception {
+        int processes = 3;
+        int threads = 2;
+        int workers = processes * threads;
+        int rounds = 300;
+        java.util.concurrent.atomic.AtomicIntegerArray arrived = new java.util.concurrent.atomic.AtomicIntegerArray(rounds);
+        java.util.concurrent.atomic.AtomicReference<String> early = new java.util.concurrent.atomic.AtomicReference<>();
+        Object[][] contexts = LocalJob.inboxes(processes, threads);
+        try (LocalJob job = new LocalJob(fixture(), processes, threads, MessengerConfig.defaults())) {
+            job.runWorkers(contexts, (fabric, index) -> {
+                int me = fabric.rank() * threads + index;
+                int next = (me + 1) % workers;
+                Inbox inbox = Fabric.currentContext();
+                for (int k = 0; k < rounds; k++) {
+                    // The neighbour may still be before the barrier, or waiting in it: either way it runs this call.
+                    long sequence = k;
+                    fabric.call(new ThreadId(next / threads, next % threads),
+                            (RemoteContextConsumer<Inbox>) box -> box.record(me, sequence), null);
+                    arrived.incrementAndGet(k);
+                    if (k % 3 == 2) {
+                        long expected = (long) workers * (workers - 1) / 2 + (long) workers * k;
+                        assertEquals(expected, fabric.allReduceSum(me + k), "sum at barrier " + k);
+                    } else {
+                        fabric.barrier();
+                    }
+                    int seen = arrived.get(k);
+                    if (seen != workers) {
+                        early.compareAndSet(null, "worker " + me + " passed barrier " + k + " when " + seen + " of "
+                                + workers + " had arrived");
+                    }
+                }
+                LocalJob.processUntil(fabric, () -> inbox.received == rounds, "the neighbour's calls");
+            });
+            assertNull(early.get());
+            for (Object[] rank : contexts) {
+                for (Object context : rank) {
+                    assertNull(((Inbox) context).error);
+                }
+            }
+        }
+    }
+
+    @Test
+    void aBarrierThatAWorkerNeverReachesTimesOutNamingIt() throws Exception {
+        try (LocalJob job = new LocalJob(fixture(), 2, 1, MessengerConfig.defaults())) {
+            IllegalStateException notAWorker = assertThrows(IllegalStateException.class, () -> job.rank(1).barrier());
+            assertTrue(notAWorker.getMessage().contains("not an attached worker"), notAWorker.getMessage());
+            job.runWorkers(null, (fabric, index) -> {
+                if (fabric.rank() == 0) {
+                    io.fabricrpc.api.BarrierTimeoutException timeout = assertThrows(
+                            io.fabricrpc.api.BarrierTimeoutException.class, () -> fabric.barrier(Duration.ofMillis(300)));
+                    String message = timeout.getMessage();
+                    assertTrue(message.contains("generation 1 of 2 workers") && message.contains("300 ms")
+                            && message.contains("1 of 2 arrived, missing [" + new ThreadId(1, 0) + "]"), message);
+                }
+            });
+        }
+    }
+
+    @Test
+    void aBarrierEndsWithPeerFailedExceptionWhenAProcessDies() throws Exception {
+        LocalJob job = new LocalJob(fixture(), 3, 1, MessengerConfig.defaults());
+        java.util.Map<Integer, Throwable> outcomes = new java.util.concurrent.ConcurrentHashMap<>();
+        try {
+            List<Thread> waiting = new ArrayList<>();
+            for (int rank = 0; rank < 2; rank++) {
+                Fabric fabric = job.rank(rank);
+                int r = rank;
+                waiting.add(Thread.ofPlatform().start(() -> {
+                    fabric.attach(0);
+                    try {
+                        fabric.barrier(Duration.ofSeconds(60));
+                        outcomes.put(r, new AssertionError("rank " + r + " passed a barrier rank 2 never reached"));
+                    } catch (Throwable t) {
+                        outcomes.put(r, t);
+                    }
+                }));
+            }
+            Thread.sleep(300);
+            long crashed = System.nanoTime();
+            io.fabricrpc.fabric.ControlPlaneHooks.crash(((FabricRuntime) job.rank(2)).controlPlane());
+            join(waiting.toArray(Thread[]::new));
+            long millis = (System.nanoTime() - crashed) / 1_000_000;
+            for (int rank = 0; rank < 2; rank++) {
+                Throwable outcome = outcomes.get(rank);
+                assertInstanceOf(io.fabricrpc.fabric.PeerFailedException.class, outcome);
+                assertEquals(2, ((io.fabricrpc.fabric.PeerFailedException) outcome).rank(), outcome.toString());
+                assertTrue(outcome.getMessage().contains("barrier generation 1 of 3 workers cannot complete"),
+                        outcome.getMessage());
+            }
+            assertTrue(millis < 30_000, "the barrier ended " + millis + " ms after the crash");
+        } finally {
+            CompletableFuture<Void> first = CompletableFuture.runAsync(() -> job.rank(0).close());
+            CompletableFuture<Void> second = CompletableFuture.runAsync(() -> job.rank(1).close());
+            try {
+                job.rank(2).close(); // its control plane is gone: closing reports that, and still releases the rest
+            } catch (RuntimeException expected) {
+                // the crashed process cannot take part in the shutdown barrier
+            }
+            first.get(60, TimeUnit.SECONDS);
+            second.get(60, TimeUnit.SECONDS);
+        }
+    }
+
+    @Test
     void broadcastRunsOnEveryWorkerOfEveryProcessExactlyOnce() throws Exception {
         int processes = 2;
         int threads = 4;

@@ -982,39 +982,60 @@ public final class FabricRuntime implements Fabric {
 
     private void pollReturns() {
         ResultCodec codec = new ResultCodec(registry);
+        long pause = MIN_POLL_PAUSE_NANOS;
         while (!closed) {
-            boolean any = false;
+            int state = 0;
             try {
-                any = pollReturnsOnce(codec);
+                state = pollReturnsOnce(codec);
             } catch (Throwable e) {
                 // Every pending future depends on this thread: report and keep polling, never die silently.
                 System.getLogger("fabricrpc").log(System.Logger.Level.ERROR, "result poller of rank " + rank + ": " + e, e);
             }
-            if (any) {
-                LockSupport.parkNanos(20_000);
+            if (state == POLL_COMPLETED) {
+                pause = MIN_POLL_PAUSE_NANOS;
+                LockSupport.parkNanos(pause);
+            } else if (state == POLL_WAITING) {
+                // Waiting threads complete their own results: back off so as not to take their cores.
+                pause = Math.min(MAX_POLL_PAUSE_NANOS, pause * 2);
+                LockSupport.parkNanos(pause);
             } else {
                 pollerIdle = true; // volatile, before the re-check: see pollerIdle
                 if (pendingReturns.isEmpty() && !closed) {
-                    LockSupport.parkNanos(5_000_000);
+                    LockSupport.parkNanos(IDLE_POLL_PAUSE_NANOS);
                 }
                 pollerIdle = false;
+                pause = MIN_POLL_PAUSE_NANOS;
             }
         }
         failAllPendingReturns();
     }
 
-    /** One pass over the pending results: completes the arrived ones, fails the overdue and orphaned ones. */
-    private boolean pollReturnsOnce(ResultCodec codec) {
-        boolean any = false;
+    private static final long MIN_POLL_PAUSE_NANOS = 20_000;
+    private static final long MAX_POLL_PAUSE_NANOS = 1_000_000;
+    private static final long IDLE_POLL_PAUSE_NANOS = 5_000_000;
+    private static final int POLL_EMPTY = 0;
+    private static final int POLL_WAITING = 1;
+    private static final int POLL_COMPLETED = 2;
+
+    /**
+     * One pass over the pending results: completes the arrived ones, fails the overdue and orphaned ones.
+     * Returns {@link #POLL_COMPLETED} if it completed one, else {@link #POLL_WAITING} if some are pending, else
+     * {@link #POLL_EMPTY}.
+     */
+    private int pollReturnsOnce(ResultCodec codec) {
+        int state = POLL_EMPTY;
         for (Iterator<ReturnFuture> it = pendingReturns.iterator(); it.hasNext(); ) {
             ReturnFuture pending = it.next();
-            if (pending.settled() || pending.harvest(codec) || pending.failIfOverdue()) {
+            if (pending.settled()) {
+                it.remove(); // completed by a waiting thread
+            } else if (pending.harvest(codec) || pending.failIfOverdue()) {
                 it.remove();
-            } else {
-                any = true;
+                state = POLL_COMPLETED;
+            } else if (state == POLL_EMPTY) {
+                state = POLL_WAITING;
             }
         }
-        return any;
+        return state;
     }
 
     private void failPendingReturns(int failedRank, PeerFailedException failure) {

@@ -76,8 +76,20 @@ public interface Fabric extends AutoCloseable {
 
     boolean call(ThreadId dest, RemoteRunnable function, Synchronizer sync);
 
-    /** Runs {@code function(context)} on {@code dest} with the destination thread's context object. */
+    /**
+     * Runs {@code function(context)} on {@code dest} with the destination thread's context object ({@link #context}
+     * gives the same without a cast). A destination with no context, or one of another type than the function
+     * takes, does not run it and reports a {@link io.fabricrpc.serialization.WrongContextException} to its
+     * {@link #onError} listener.
+     */
     boolean call(ThreadId dest, RemoteContextConsumer<?> function, Synchronizer sync);
+
+    /**
+     * The context-call primitives typed for destination contexts of {@code type}, obtained once and used with no
+     * cast at each call site: {@code ContextCalls<Shard> shards = fabric.context(Shard.class);} then
+     * {@code shards.call(dest, s -> s.put(k, v))}. Calls go through this fabric (or view).
+     */
+    <C> ContextCalls<C> context(Class<C> type);
 
     /**
      * Seriema's send-based call: one two-sided message to the destination process, which its service thread hands

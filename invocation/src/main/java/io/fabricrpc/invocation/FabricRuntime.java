@@ -3,7 +3,9 @@ package io.fabricrpc.invocation;
 import io.fabricrpc.api.Fabric;
 import io.fabricrpc.api.FabricConfig;
 import io.fabricrpc.api.RemoteBufferConsumer;
+import io.fabricrpc.api.ContextCalls;
 import io.fabricrpc.api.RemoteContextConsumer;
+import io.fabricrpc.api.RemoteContextFunction;
 import io.fabricrpc.api.RemoteRunnable;
 import io.fabricrpc.api.RemoteSupplier;
 import io.fabricrpc.api.Synchronizer;
@@ -480,6 +482,11 @@ public final class FabricRuntime implements Fabric {
     }
 
     @Override
+    public <C> ContextCalls<C> context(Class<C> type) {
+        return new TypedContextCalls<>(this, this, type);
+    }
+
+    @Override
     public void barrier() {
         barrier(config.callTimeout());
     }
@@ -748,6 +755,16 @@ public final class FabricRuntime implements Fabric {
     @Override
     @SuppressWarnings("unchecked")
     public <R> R callReturn(ThreadId dest, RemoteSupplier<R> function) {
+        return (R) callReturnOf(dest, function);
+    }
+
+    /** {@link #callReturn} of a function of the destination's context ({@link ContextCalls#callReturn}). */
+    @SuppressWarnings("unchecked")
+    <R> R callReturnInContext(ThreadId dest, RemoteContextFunction<?, R> function) {
+        return (R) callReturnOf(dest, function);
+    }
+
+    private Object callReturnOf(ThreadId dest, Serializable function) {
         int global = globalIndex(dest);
         ThreadContext context = context();
         if (context.inProcessCalls && isSelf(context, dest)) {
@@ -775,7 +792,7 @@ public final class FabricRuntime implements Fabric {
             }
             Thread.onSpinWait();
         }
-        return (R) decodeResult(context, slot);
+        return decodeResult(context, slot);
     }
 
     /** True if {@code dest} is the worker the calling thread is attached as. */
@@ -795,7 +812,7 @@ public final class FabricRuntime implements Fabric {
         return context.results.decode(slot.region.segment(), at, at + slot.length());
     }
 
-    private void postReturn(ThreadContext context, int global, RemoteSupplier<?> function, ReturnSlots.Slot slot) {
+    private void postReturn(ThreadContext context, int global, Serializable function, ReturnSlots.Slot slot) {
         ThreadContext.Route route = route(context, global);
         ThreadContext.CallWriter writer = prepare(context, route, function);
         MemorySegment header = writer.header;
@@ -815,6 +832,16 @@ public final class FabricRuntime implements Fabric {
     @Override
     @SuppressWarnings("unchecked")
     public <R> CompletableFuture<R> callReturnAsync(ThreadId dest, RemoteSupplier<R> function) {
+        return (CompletableFuture<R>) callReturnAsyncOf(dest, function);
+    }
+
+    /** {@link #callReturnAsync} of a function of the destination's context. */
+    @SuppressWarnings("unchecked")
+    <R> CompletableFuture<R> callReturnAsyncInContext(ThreadId dest, RemoteContextFunction<?, R> function) {
+        return (CompletableFuture<R>) callReturnAsyncOf(dest, function);
+    }
+
+    private CompletableFuture<?> callReturnAsyncOf(ThreadId dest, Serializable function) {
         int global = globalIndex(dest);
         ThreadContext context = context();
         boolean self = isSelf(context, dest);
@@ -834,7 +861,7 @@ public final class FabricRuntime implements Fabric {
             // Behind this thread's earlier calls to itself: running them now keeps their order and needs no waiting.
             future.helpUninterruptibly();
         }
-        return (CompletableFuture<R>) future;
+        return future;
     }
 
     /**

@@ -226,4 +226,9 @@ public final class FabricView implements Fabric {
     public long allReduceSum(long value) {
         return runtime.allReduceSum(value);
     }
+
+    @Override
+    public <C> io.fabricrpc.api.ContextCalls<C> context(Class<C> type) {
+        return new TypedContextCalls<>(this, runtime, type);
+    }
 }

@@ -512,6 +512,64 @@ public abstract class FabricTest {
     }
 
     @Test
+    void typedContextCallsNeedNoCastAndAMissingOrWrongContextFailsClearly() throws Exception {
+        ConcurrentLinkedQueue<Throwable> errors = new ConcurrentLinkedQueue<>();
+        // (1, 0) has an Inbox, (0, 1) a context of another type, (1, 1) none.
+        Object[][] contexts = {{new Inbox(2), new StringBuilder("not an inbox")}, {new Inbox(2), null}};
+        java.util.concurrent.atomic.AtomicBoolean done = new java.util.concurrent.atomic.AtomicBoolean();
+        try (LocalJob job = new LocalJob(fixture(), 2, 2, MessengerConfig.defaults())) {
+            job.rank(1).onError((thread, error) -> errors.add(error));
+            job.runWorkers(contexts, (fabric, index) -> {
+                if (fabric.rank() != 0 || index != 0) {
+                    LocalJob.processUntil(fabric, done::get, "the end of the test");
+                    return;
+                }
+                try {
+                    io.fabricrpc.api.ContextCalls<Inbox> inboxes = fabric.context(Inbox.class);
+                    ThreadId inbox = new ThreadId(1, 0);
+                    for (long s = 0; s < 100; s++) {
+                        long sequence = s;
+                        assertTrue(inboxes.call(inbox, box -> box.record(0, sequence))); // no cast needed
+                    }
+                    long received = inboxes.callReturn(inbox, box -> box.received);
+                    assertEquals(100L, received);
+                    CompletableFuture<Long> later = inboxes.callReturnAsync(inbox, box -> box.received);
+                    assertEquals(100L, later.join());
+
+                    ThreadId other = new ThreadId(0, 1);
+                    RemoteInvocationException wrong = assertThrows(RemoteInvocationException.class,
+                            () -> inboxes.callReturn(other, box -> box.received));
+                    assertTrue(wrong.getMessage().contains("WrongContextException")
+                            && wrong.getMessage().contains(Inbox.class.getName())
+                            && wrong.getMessage().contains("java.lang.StringBuilder")
+                            && wrong.getMessage().contains("-> " + other), wrong.getMessage());
+                    ThreadId none = new ThreadId(1, 1);
+                    CompletionException missing = assertThrows(CompletionException.class,
+                            () -> inboxes.callReturnAsync(none, box -> box.received).join());
+                    assertTrue(missing.getCause().getMessage().contains("has no context object")
+                            && missing.getCause().getMessage().contains("-> " + none), missing.getCause().getMessage());
+
+                    // One-way: the destination's error listener hears it; the old cast form reaches it the same way.
+                    inboxes.call(none, box -> box.record(0, 0));
+                    fabric.call(none, (RemoteContextConsumer<Inbox>) box -> box.record(0, 1), null);
+                    // Three at rank 1: the failed callReturnAsync is reported there too, then the two one-way calls.
+                    LocalJob.processUntil(fabric, () -> errors.size() >= 3, "the one-way calls' errors");
+                } finally {
+                    done.set(true);
+                }
+            });
+            assertEquals(100, ((Inbox) contexts[1][0]).received);
+            assertNull(((Inbox) contexts[1][0]).error);
+            assertEquals(3, errors.size(), errors.toString());
+            for (Throwable error : errors) {
+                assertInstanceOf(io.fabricrpc.serialization.WrongContextException.class, error);
+                assertTrue(error.getMessage().contains(Inbox.class.getName())
+                        && error.getMessage().contains("-> " + new ThreadId(1, 1)), error.getMessage());
+            }
+        }
+    }
+
+    @Test
     void broadcastRunsOnEveryWorkerOfEveryProcessExactlyOnce() throws Exception {
         int processes = 2;
         int threads = 4;

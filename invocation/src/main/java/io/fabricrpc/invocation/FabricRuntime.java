@@ -859,7 +859,7 @@ public final class FabricRuntime implements Fabric {
         }
         if (self && !context.inProcessCalls) {
             // Behind this thread's earlier calls to itself: running them now keeps their order and needs no waiting.
-            future.helpUninterruptibly();
+            future.awaitUninterruptibly();
         }
         return future;
     }
@@ -899,7 +899,7 @@ public final class FabricRuntime implements Fabric {
         }
 
         boolean settled() {
-            return claimed != 0;
+            return claimed != 0; // volatile read: pairs with the claiming CAS
         }
 
         /** Completes the future if its result arrived; true if it is (or is being) completed. Never throws. */
@@ -950,7 +950,7 @@ public final class FabricRuntime implements Fabric {
          * so that a waiting worker neither parks nor deadlocks a peer that calls it. Other threads leave it to the
          * poller. Returns when done or at {@code deadline} (a {@code System.nanoTime()} value).
          */
-        void help(boolean interruptible, long deadline) throws InterruptedException {
+        void awaitResult(boolean interruptible, long deadline) throws InterruptedException {
             ThreadContext context = existingContext();
             if (context == null || isDone()) {
                 return;
@@ -980,7 +980,7 @@ public final class FabricRuntime implements Fabric {
 
         @Override
         public Object get() throws InterruptedException, ExecutionException {
-            help(true, Long.MAX_VALUE);
+            awaitResult(true, Long.MAX_VALUE);
             return super.get();
         }
 
@@ -988,13 +988,13 @@ public final class FabricRuntime implements Fabric {
         public Object get(long timeout, TimeUnit unit) throws InterruptedException, ExecutionException,
                 TimeoutException {
             long deadline = System.nanoTime() + unit.toNanos(timeout);
-            help(true, deadline);
+            awaitResult(true, deadline);
             return super.get(Math.max(0, deadline - System.nanoTime()), TimeUnit.NANOSECONDS);
         }
 
-        void helpUninterruptibly() {
+        void awaitUninterruptibly() {
             try {
-                help(false, Long.MAX_VALUE);
+                awaitResult(false, Long.MAX_VALUE);
             } catch (InterruptedException e) {
                 throw new AssertionError("an uninterruptible wait was interrupted", e);
             }
@@ -1002,7 +1002,7 @@ public final class FabricRuntime implements Fabric {
 
         @Override
         public Object join() {
-            helpUninterruptibly();
+            awaitUninterruptibly();
             return super.join();
         }
     }
@@ -1328,6 +1328,13 @@ public final class FabricRuntime implements Fabric {
         } finally {
             closed = true;
             LockSupport.unpark(returnPoller);
+            try {
+                if (Thread.currentThread() != returnPoller) { // a stage it completes may close the fabric
+                    returnPoller.join(2000); // it reads the return slots, closed below
+                }
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            }
             for (Thread handler : handlers) {
                 try {
                     handler.join(2000);

@@ -76,8 +76,20 @@ public interface Fabric extends AutoCloseable {
 
     boolean call(ThreadId dest, RemoteRunnable function, Synchronizer sync);
 
-    /** Runs {@code function(context)} on {@code dest} with the destination thread's context object. */
+    /**
+     * Runs {@code function(context)} on {@code dest} with the destination thread's context object ({@link #context}
+     * gives the same without a cast). A destination with no context, or one of another type than the function
+     * takes, does not run it and reports a {@link io.fabricrpc.serialization.WrongContextException} to its
+     * {@link #onError} listener.
+     */
     boolean call(ThreadId dest, RemoteContextConsumer<?> function, Synchronizer sync);
+
+    /**
+     * The context-call primitives typed for destination contexts of {@code type}, obtained once and used with no
+     * cast at each call site: {@code ContextCalls<Shard> shards = fabric.context(Shard.class);} then
+     * {@code shards.call(dest, s -> s.put(k, v))}. Calls go through this fabric (or view).
+     */
+    <C> ContextCalls<C> context(Class<C> type);
 
     /**
      * Seriema's send-based call: one two-sided message to the destination process, which its service thread hands
@@ -112,10 +124,27 @@ public interface Fabric extends AutoCloseable {
      * memory. An attached worker keeps running its own incoming calls while it waits.
      *
      * @throws io.fabricrpc.serialization.RemoteInvocationException if the function threw at the destination
+     * @throws IllegalStateException if made, from inside a call a worker runs, to that worker itself (it could run
+     *         only after the current call returns)
      */
     <R> R callReturn(ThreadId dest, RemoteSupplier<R> function);
 
-    /** As {@link #callReturn}, completing the future instead of blocking. */
+    /**
+     * As {@link #callReturn}, completing the future instead of blocking. The future completes exceptionally with
+     * {@link io.fabricrpc.serialization.RemoteInvocationException} if the function threw at the destination,
+     * {@link io.fabricrpc.transport.PeerFailedException} if the destination's process dies, or a
+     * {@link io.fabricrpc.messaging.MessagingException} after the call timeout.
+     *
+     * <p>Waiting on the returned future itself ({@code get}, {@code join}) from a fabric thread waits as
+     * {@link #callReturn} does: it polls for the result and an attached worker keeps running its incoming calls, so
+     * workers that wait on each other's results do not deadlock. Stages derived from it complete on the thread that
+     * completes it: a thread waiting on it, or the fabric's result poller.
+     *
+     * <p>Addressed to the calling worker itself, the call runs before this method returns (the worker first runs its
+     * calls that arrived earlier, as a call to itself keeps their order) and the future is already complete. Made
+     * from inside a call that worker runs, it runs after the current call returns; waiting for it there throws
+     * {@link IllegalStateException} instead of deadlocking.
+     */
     <R> CompletableFuture<R> callReturnAsync(ThreadId dest, RemoteSupplier<R> function);
 
     /** {@code function} on every worker thread of the job (this one included), through a broadcast tree. */
@@ -135,6 +164,31 @@ public interface Fabric extends AutoCloseable {
     /** Every worker thread reads {@code source} (this process's region) one-sided and runs {@code function}. */
     void broadcastBuffer(RemoteBufferConsumer function, RemoteRegion source, long offset, long length,
                          Synchronizer sync);
+
+    /**
+     * Waits until every worker thread of the job (all {@link #size()} x {@link #threadsPerProcess()} attached
+     * workers, as MPI_Barrier over all threads) has called it; on an attached worker only. While it waits, the
+     * worker keeps running its incoming calls (workers that have not reached the barrier may be calling it). Barriers
+     * are numbered per worker (generations), so consecutive barriers need nothing in between; every worker must make
+     * the same sequence of barrier and {@link #allReduceSum} calls. A barrier does not wait for calls made before it
+     * to run (use a CONSUMED {@link Synchronizer} for that). Waits at most the call timeout.
+     *
+     * @throws BarrierTimeoutException if not released within the timeout (the message names the generation and,
+     *         on worker (0, 0), which workers had not arrived); the job's barriers are unusable afterwards
+     * @throws io.fabricrpc.transport.PeerFailedException if a process of the job is gone, naming its rank
+     * @throws IllegalStateException on a thread that is not an attached worker, or inside a call (it could not
+     *         run the calls that release it)
+     */
+    void barrier();
+
+    /** {@link #barrier()} with an explicit bound on the wait. */
+    void barrier(java.time.Duration timeout);
+
+    /**
+     * A {@link #barrier()} at which each worker contributes {@code value}; returns the sum over every worker of the
+     * job (wrapping on overflow), the same on all of them.
+     */
+    long allReduceSum(long value);
 
     /** Memory the transport can move (registered under RDMA) that calls can name as a source or destination. */
     LocalRegion allocate(long bytes, RemoteAccess access);

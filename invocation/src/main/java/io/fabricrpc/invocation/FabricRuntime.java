@@ -3,7 +3,9 @@ package io.fabricrpc.invocation;
 import io.fabricrpc.api.Fabric;
 import io.fabricrpc.api.FabricConfig;
 import io.fabricrpc.api.RemoteBufferConsumer;
+import io.fabricrpc.api.ContextCalls;
 import io.fabricrpc.api.RemoteContextConsumer;
+import io.fabricrpc.api.RemoteContextFunction;
 import io.fabricrpc.api.RemoteRunnable;
 import io.fabricrpc.api.RemoteSupplier;
 import io.fabricrpc.api.Synchronizer;
@@ -53,6 +55,9 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicReferenceArray;
 import java.util.concurrent.locks.LockSupport;
@@ -94,7 +99,12 @@ public final class FabricRuntime implements Fabric {
     private final ThreadContext[] contextSlots = new ThreadContext[CONTEXT_SLOTS];
     private final List<ThreadContext> allContexts = new CopyOnWriteArrayList<>();
     private final AtomicInteger ephemeralThreads = new AtomicInteger();
-    private final ConcurrentLinkedQueue<PendingReturn> pendingReturns = new ConcurrentLinkedQueue<>();
+    private final ConcurrentLinkedQueue<ReturnFuture> pendingReturns = new ConcurrentLinkedQueue<>();
+    /**
+     * True while the result poller sleeps with nothing pending. Volatile on both sides (Dekker): a caller that adds
+     * a result and then reads false knows the poller will see its entry without being woken.
+     */
+    private volatile boolean pollerIdle;
     private final List<Thread> handlers = new CopyOnWriteArrayList<>();
     private final Thread returnPoller;
     /** Send-based calls: the service thread moves each into its worker's queue (one producer, one consumer). */
@@ -109,8 +119,6 @@ public final class FabricRuntime implements Fabric {
     private final CopyOnWriteArrayList<ChannelFactory> views = new CopyOnWriteArrayList<>(java.util.Collections.singletonList(null));
     static final int VIEW_SHIFT = 20;
 
-    private record PendingReturn(ReturnSlots.Slot slot, int rank, CompletableFuture<Object> future, long started) {
-    }
 
     private FabricRuntime(FabricConfig config) {
         this.config = config;
@@ -463,6 +471,36 @@ public final class FabricRuntime implements Fabric {
         }
     }
 
+    /** The barrier coordinator's state: rank 0 only, touched by worker (0, 0)'s thread only. */
+    private Collectives.Gathering gathering;
+
+    Collectives.Gathering gathering() {
+        if (gathering == null && rank == 0) {
+            gathering = new Collectives.Gathering();
+        }
+        return gathering;
+    }
+
+    @Override
+    public <C> ContextCalls<C> context(Class<C> type) {
+        return new TypedContextCalls<>(this, this, type);
+    }
+
+    @Override
+    public void barrier() {
+        barrier(config.callTimeout());
+    }
+
+    @Override
+    public void barrier(Duration timeout) {
+        Collectives.allReduceSum(this, context(), 0, timeout, "barrier");
+    }
+
+    @Override
+    public long allReduceSum(long value) {
+        return Collectives.allReduceSum(this, context(), value, config.callTimeout(), "allReduceSum");
+    }
+
     void reportError(long sender, Throwable error) {
         errorListener.accept(ThreadId.fromLong(sender), error);
     }
@@ -717,8 +755,22 @@ public final class FabricRuntime implements Fabric {
     @Override
     @SuppressWarnings("unchecked")
     public <R> R callReturn(ThreadId dest, RemoteSupplier<R> function) {
+        return (R) callReturnOf(dest, function);
+    }
+
+    /** {@link #callReturn} of a function of the destination's context ({@link ContextCalls#callReturn}). */
+    @SuppressWarnings("unchecked")
+    <R> R callReturnInContext(ThreadId dest, RemoteContextFunction<?, R> function) {
+        return (R) callReturnOf(dest, function);
+    }
+
+    private Object callReturnOf(ThreadId dest, Serializable function) {
         int global = globalIndex(dest);
         ThreadContext context = context();
+        if (context.inProcessCalls && isSelf(context, dest)) {
+            throw new IllegalStateException("callReturn from a call run by worker " + dest + " to " + dest
+                    + " itself: that call could run only after the current one returns (use callReturnAsync)");
+        }
         if (context.blockingSlot == null) {
             context.blockingSlot = slots.take();
         }
@@ -740,7 +792,12 @@ public final class FabricRuntime implements Fabric {
             }
             Thread.onSpinWait();
         }
-        return (R) decodeResult(context, slot);
+        return decodeResult(context, slot);
+    }
+
+    /** True if {@code dest} is the worker the calling thread is attached as. */
+    private boolean isSelf(ThreadContext context, ThreadId dest) {
+        return context.workerIndex >= 0 && dest.threadIndex() == context.workerIndex && dest.rank() == rank;
     }
 
     private static long nextSequence(ReturnSlots.Slot slot) {
@@ -755,7 +812,7 @@ public final class FabricRuntime implements Fabric {
         return context.results.decode(slot.region.segment(), at, at + slot.length());
     }
 
-    private void postReturn(ThreadContext context, int global, RemoteSupplier<?> function, ReturnSlots.Slot slot) {
+    private void postReturn(ThreadContext context, int global, Serializable function, ReturnSlots.Slot slot) {
         ThreadContext.Route route = route(context, global);
         ThreadContext.CallWriter writer = prepare(context, route, function);
         MemorySegment header = writer.header;
@@ -775,64 +832,254 @@ public final class FabricRuntime implements Fabric {
     @Override
     @SuppressWarnings("unchecked")
     public <R> CompletableFuture<R> callReturnAsync(ThreadId dest, RemoteSupplier<R> function) {
+        return (CompletableFuture<R>) callReturnAsyncOf(dest, function);
+    }
+
+    /** {@link #callReturnAsync} of a function of the destination's context. */
+    @SuppressWarnings("unchecked")
+    <R> CompletableFuture<R> callReturnAsyncInContext(ThreadId dest, RemoteContextFunction<?, R> function) {
+        return (CompletableFuture<R>) callReturnAsyncOf(dest, function);
+    }
+
+    private CompletableFuture<?> callReturnAsyncOf(ThreadId dest, Serializable function) {
         int global = globalIndex(dest);
         ThreadContext context = context();
+        boolean self = isSelf(context, dest);
         ReturnSlots.Slot slot = slots.take();
-        CompletableFuture<Object> future = new CompletableFuture<>();
+        ReturnFuture future = new ReturnFuture(slot, dest, self);
         try {
             postReturn(context, global, function, slot);
         } catch (RuntimeException e) {
             slots.give(slot);
             throw e;
         }
-        pendingReturns.add(new PendingReturn(slot, dest.rank(), future, System.nanoTime()));
-        LockSupport.unpark(returnPoller);
-        return (CompletableFuture<R>) future;
+        pendingReturns.add(future);
+        if (pollerIdle) { // volatile read after the queue's volatile add: see pollerIdle
+            LockSupport.unpark(returnPoller);
+        }
+        if (self && !context.inProcessCalls) {
+            // Behind this thread's earlier calls to itself: running them now keeps their order and needs no waiting.
+            future.awaitUninterruptibly();
+        }
+        return future;
+    }
+
+    /**
+     * The future of one {@link #callReturnAsync}, which is also its pending entry. Invariant: it completes once, by
+     * whichever thread claims it first ({@link #claimed} 0 to 1 by CAS): a thread waiting on it, the result poller,
+     * or the peer-failure listener. Its slot goes back to the pool after the result was decoded, never after a
+     * timeout or failure (a late result could still land in it).
+     */
+    final class ReturnFuture extends CompletableFuture<Object> {
+        private static final VarHandle CLAIMED;
+
+        static {
+            try {
+                CLAIMED = MethodHandles.lookup().findVarHandle(ReturnFuture.class, "claimed", int.class);
+            } catch (ReflectiveOperationException e) {
+                throw new ExceptionInInitializerError(e);
+            }
+        }
+
+        final ReturnSlots.Slot slot;
+        final ThreadId dest;
+        final long started = System.nanoTime();
+        /** Addressed to the worker that made the call. */
+        final boolean self;
+        private volatile int claimed;
+
+        ReturnFuture(ReturnSlots.Slot slot, ThreadId dest, boolean self) {
+            this.slot = slot;
+            this.dest = dest;
+            this.self = self;
+        }
+
+        private boolean claim() {
+            return CLAIMED.compareAndSet(this, 0, 1); // volatile: one thread completes, the others see it settled
+        }
+
+        boolean settled() {
+            return claimed != 0; // volatile read: pairs with the claiming CAS
+        }
+
+        /** Completes the future if its result arrived; true if it is (or is being) completed. Never throws. */
+        boolean harvest(ResultCodec codec) {
+            if (!slot.arrived()) {
+                return false;
+            }
+            if (!claim()) {
+                return true;
+            }
+            long at = slot.offset + InvocationRecords.SLOT_RESULT;
+            Object value;
+            try {
+                value = codec.decode(slot.region.segment(), at, at + slot.length());
+            } catch (RuntimeException e) {
+                slots.give(slot);
+                completeExceptionally(e); // the remote function threw, or a corrupt result
+                return true;
+            }
+            slots.give(slot); // before completing: dependent stages may call again and reuse it
+            complete(value);
+            return true;
+        }
+
+        void fail(Throwable failure) {
+            if (claim()) {
+                completeExceptionally(failure);
+            }
+        }
+
+        /** Fails the future if its process is gone or its time is up; true if it did. */
+        boolean failIfOverdue() {
+            try {
+                checkAlive(dest.rank());
+                if (System.nanoTime() - started > config.callTimeout().toNanos()) {
+                    throw new MessagingException("no result from " + dest + " within " + config.callTimeout().toMillis()
+                            + " ms (callTimeout)");
+                }
+                return false;
+            } catch (RuntimeException e) {
+                fail(e);
+                return true;
+            }
+        }
+
+        /**
+         * Waits on a fabric thread as {@link #callReturn} does: polls the slot and runs the thread's incoming calls,
+         * so that a waiting worker neither parks nor deadlocks a peer that calls it. Other threads leave it to the
+         * poller. Returns when done or at {@code deadline} (a {@code System.nanoTime()} value).
+         */
+        void awaitResult(boolean interruptible, long deadline) throws InterruptedException {
+            ThreadContext context = existingContext();
+            if (context == null || isDone()) {
+                return;
+            }
+            if (self && context.inProcessCalls && isSelf(context, dest)) {
+                throw new IllegalStateException("waiting, in a call run by worker " + dest + ", for a callReturnAsync"
+                        + " to " + dest + " itself: it runs only after the current call returns (chain on the future)");
+            }
+            if (context.results == null) {
+                context.results = new ResultCodec(registry);
+            }
+            int polls = 0;
+            while (!harvest(context.results) && !isDone()) {
+                if (interruptible && Thread.interrupted()) {
+                    throw new InterruptedException();
+                }
+                FabricRuntime.this.help();
+                if ((++polls & 255) == 0) {
+                    if (failIfOverdue() || System.nanoTime() - deadline > 0) {
+                        return;
+                    }
+                    Thread.yield();
+                }
+                Thread.onSpinWait();
+            }
+        }
+
+        @Override
+        public Object get() throws InterruptedException, ExecutionException {
+            awaitResult(true, Long.MAX_VALUE);
+            return super.get();
+        }
+
+        @Override
+        public Object get(long timeout, TimeUnit unit) throws InterruptedException, ExecutionException,
+                TimeoutException {
+            long deadline = System.nanoTime() + unit.toNanos(timeout);
+            awaitResult(true, deadline);
+            return super.get(Math.max(0, deadline - System.nanoTime()), TimeUnit.NANOSECONDS);
+        }
+
+        void awaitUninterruptibly() {
+            try {
+                awaitResult(false, Long.MAX_VALUE);
+            } catch (InterruptedException e) {
+                throw new AssertionError("an uninterruptible wait was interrupted", e);
+            }
+        }
+
+        @Override
+        public Object join() {
+            awaitUninterruptibly();
+            return super.join();
+        }
     }
 
     private void pollReturns() {
         ResultCodec codec = new ResultCodec(registry);
-        long timeout = config.callTimeout().toNanos();
+        long pause = MIN_POLL_PAUSE_NANOS;
         while (!closed) {
-            boolean any = false;
-            for (Iterator<PendingReturn> it = pendingReturns.iterator(); it.hasNext(); ) {
-                PendingReturn pending = it.next();
-                any = true;
-                ReturnSlots.Slot slot = pending.slot();
-                try {
-                    if (slot.arrived()) {
-                        it.remove();
-                        long at = slot.offset + InvocationRecords.SLOT_RESULT;
-                        Object value;
-                        try {
-                            value = codec.decode(slot.region.segment(), at, at + slot.length());
-                        } finally {
-                            slots.give(slot);
-                        }
-                        pending.future().complete(value);
-                    } else {
-                        checkAlive(pending.rank());
-                        if (System.nanoTime() - pending.started() > timeout) {
-                            throw new MessagingException("no result from rank " + pending.rank() + " within "
-                                    + config.callTimeout().toMillis() + " ms (callTimeout)");
-                        }
-                    }
-                } catch (RuntimeException e) {
-                    it.remove(); // the slot is not reused: a late result could still land in it
-                    pending.future().completeExceptionally(e);
-                }
+            int state = 0;
+            try {
+                state = pollReturnsOnce(codec);
+            } catch (Throwable e) {
+                // Every pending future depends on this thread: report and keep polling, never die silently.
+                System.getLogger("fabricrpc").log(System.Logger.Level.ERROR, "result poller of rank " + rank + ": " + e, e);
             }
-            LockSupport.parkNanos(any ? 20_000 : 5_000_000);
+            if (state == POLL_COMPLETED) {
+                pause = MIN_POLL_PAUSE_NANOS;
+                LockSupport.parkNanos(pause);
+            } else if (state == POLL_WAITING) {
+                // Waiting threads complete their own results: back off so as not to take their cores.
+                pause = Math.min(MAX_POLL_PAUSE_NANOS, pause * 2);
+                LockSupport.parkNanos(pause);
+            } else {
+                pollerIdle = true; // volatile, before the re-check: see pollerIdle
+                if (pendingReturns.isEmpty() && !closed) {
+                    LockSupport.parkNanos(IDLE_POLL_PAUSE_NANOS);
+                }
+                pollerIdle = false;
+                pause = MIN_POLL_PAUSE_NANOS;
+            }
         }
+        failAllPendingReturns();
+    }
+
+    private static final long MIN_POLL_PAUSE_NANOS = 20_000;
+    private static final long MAX_POLL_PAUSE_NANOS = 1_000_000;
+    private static final long IDLE_POLL_PAUSE_NANOS = 5_000_000;
+    private static final int POLL_EMPTY = 0;
+    private static final int POLL_WAITING = 1;
+    private static final int POLL_COMPLETED = 2;
+
+    /**
+     * One pass over the pending results: completes the arrived ones, fails the overdue and orphaned ones.
+     * Returns {@link #POLL_COMPLETED} if it completed one, else {@link #POLL_WAITING} if some are pending, else
+     * {@link #POLL_EMPTY}.
+     */
+    private int pollReturnsOnce(ResultCodec codec) {
+        int state = POLL_EMPTY;
+        for (Iterator<ReturnFuture> it = pendingReturns.iterator(); it.hasNext(); ) {
+            ReturnFuture pending = it.next();
+            if (pending.settled()) {
+                it.remove(); // completed by a waiting thread
+            } else if (pending.harvest(codec) || pending.failIfOverdue()) {
+                it.remove();
+                state = POLL_COMPLETED;
+            } else if (state == POLL_EMPTY) {
+                state = POLL_WAITING;
+            }
+        }
+        return state;
     }
 
     private void failPendingReturns(int failedRank, PeerFailedException failure) {
-        for (Iterator<PendingReturn> it = pendingReturns.iterator(); it.hasNext(); ) {
-            PendingReturn pending = it.next();
-            if (pending.rank() == failedRank) {
+        for (Iterator<ReturnFuture> it = pendingReturns.iterator(); it.hasNext(); ) {
+            ReturnFuture pending = it.next();
+            if (pending.dest.rank() == failedRank) {
                 it.remove();
-                pending.future().completeExceptionally(failure);
+                pending.fail(failure);
             }
+        }
+    }
+
+    /** At close: no result can arrive any more, so nothing may stay pending. */
+    private void failAllPendingReturns() {
+        for (ReturnFuture pending; (pending = pendingReturns.poll()) != null; ) {
+            pending.fail(new IllegalStateException("fabric of rank " + rank + " closed before the result from "
+                    + pending.dest + " arrived"));
         }
     }
 
@@ -1081,6 +1328,13 @@ public final class FabricRuntime implements Fabric {
         } finally {
             closed = true;
             LockSupport.unpark(returnPoller);
+            try {
+                if (Thread.currentThread() != returnPoller) { // a stage it completes may close the fabric
+                    returnPoller.join(2000); // it reads the return slots, closed below
+                }
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            }
             for (Thread handler : handlers) {
                 try {
                     handler.join(2000);

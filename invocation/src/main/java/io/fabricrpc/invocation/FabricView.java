@@ -211,4 +211,24 @@ public final class FabricView implements Fabric {
     public void freeRemote(int rank, RemoteRegion region) {
         runtime.freeRemote(rank, region);
     }
+
+    @Override
+    public void barrier() {
+        runtime.barrier();
+    }
+
+    @Override
+    public void barrier(java.time.Duration timeout) {
+        runtime.barrier(timeout);
+    }
+
+    @Override
+    public long allReduceSum(long value) {
+        return runtime.allReduceSum(value);
+    }
+
+    @Override
+    public <C> io.fabricrpc.api.ContextCalls<C> context(Class<C> type) {
+        return new TypedContextCalls<>(this, runtime, type);
+    }
 }

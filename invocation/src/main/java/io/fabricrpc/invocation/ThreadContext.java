@@ -59,6 +59,11 @@ final class ThreadContext {
     private Route[] sentRoutes = new Route[8];
     private int sentRouteCount;
 
+    /** Barriers this worker entered, the last one released to it, and that one's sum (see Collectives). */
+    long barrierGeneration;
+    long barrierReleased;
+    long barrierValue;
+
     ReturnSlots.Slot blockingSlot;
     io.fabricrpc.serialization.ResultCodec results;
     long broadcasts;

@@ -56,7 +56,7 @@ public final class CallDecoder {
     private int fastPrefixSize;
     private int fastLength;
 
-    /** A decoder whose thread has no context object ({@link io.fabricrpc.api.RemoteContextConsumer} gets null). */
+    /** A decoder whose thread has no context object (functions of the context fail with WrongContextException). */
     public CallDecoder(SerializationRegistry registry, String link) {
         this(registry, link, null);
     }
@@ -134,6 +134,13 @@ public final class CallDecoder {
                     + (recordEnd - position) + " capture bytes, expected " + function.primitiveBytes
                     + (function.objectCount > 0 ? " or more" : ""), offset, limit, recordEnd);
         }
+        if (function.takesContext && !fitsContext(function)) {
+            // Checked before the fast path may remember the function: this decoder's context never changes.
+            throw new WrongContextException(messagePrefix + function.name + " is a function of a context of type "
+                    + function.contextType.getName() + ", but the destination thread " + (context == null
+                    ? "has no context object (attach(index, context) gives it one)"
+                    : "has a context of type " + context.getClass().getName()), offset, limit, recordEnd);
+        }
         if (function.objectCount > 0) {
             readObjects(function, segment, objectsAt, recordEnd, offset, limit);
         } else if (position - offset <= Integer.BYTES) {
@@ -141,6 +148,10 @@ public final class CallDecoder {
         }
         invokeFunction(function, segment, position, argument);
         return recordEnd;
+    }
+
+    private boolean fitsContext(ReceiverFunction function) {
+        return context != null && (function.contextType == null || function.contextType.isInstance(context));
     }
 
     private void invokeFunction(ReceiverFunction function, MemorySegment segment, long position, Object argument) {

@@ -166,7 +166,9 @@ final class FunctionLinker {
         for (int i = n; i < arity; i++) {
             adapted[i] = Object.class;
         }
-        if (shape != FunctionShape.SUPPLIER) {
+        // The implementation's own parameter type, before the adaptation below erases it: what the context must be.
+        Class<?> contextType = shape.takesContext() ? impl.type().parameterType(n) : null;
+        if (!shape.returnsValue()) {
             impl = impl.asType(impl.type().changeReturnType(void.class)); // e.g. StringBuilder::reverse: drop it
         }
         MethodHandle h = impl.asType(MethodType.methodType(Object.class, adapted));
@@ -181,6 +183,7 @@ final class FunctionLinker {
         }
         CaptureCode.Invoker invoker = CaptureCode.invoker(h, captures, primitiveOffsets, objectIndex,
                 shape.argumentCount());
-        return new ReceiverFunction(shape, invoker, (int) primitiveOffsets[n], objectCount, name);
+        return new ReceiverFunction(shape, invoker, (int) primitiveOffsets[n], objectCount, name,
+                contextType != null && contextType.isPrimitive() ? null : contextType);
     }
 }

@@ -2,6 +2,7 @@ package io.fabricrpc.serialization;
 
 import io.fabricrpc.api.RemoteBufferConsumer;
 import io.fabricrpc.api.RemoteContextConsumer;
+import io.fabricrpc.api.RemoteContextFunction;
 import io.fabricrpc.api.RemoteRunnable;
 import io.fabricrpc.api.RemoteSupplier;
 
@@ -14,7 +15,9 @@ enum FunctionShape {
     /** {@link RemoteBufferConsumer#accept}; the decoder's argument is the received buffer, the result is {@code null}. */
     BUFFER_CONSUMER(RemoteBufferConsumer.class, "accept", "(Ljava/lang/foreign/MemorySegment;)V", 1),
     /** {@link RemoteContextConsumer#accept}; receives the decoder's context object, the result is {@code null}. */
-    CONTEXT_CONSUMER(RemoteContextConsumer.class, "accept", "(Ljava/lang/Object;)V", 1);
+    CONTEXT_CONSUMER(RemoteContextConsumer.class, "accept", "(Ljava/lang/Object;)V", 1),
+    /** {@link RemoteContextFunction#apply}; receives the decoder's context object, the result is the returned value. */
+    CONTEXT_FUNCTION(RemoteContextFunction.class, "apply", "(Ljava/lang/Object;)Ljava/lang/Object;", 1);
 
     private final Class<?> functionalInterface;
     private final String internalName;
@@ -37,6 +40,16 @@ enum FunctionShape {
 
     int argumentCount() {
         return argumentCount;
+    }
+
+    /** The function's argument is the decoder's context object. */
+    boolean takesContext() {
+        return this == CONTEXT_CONSUMER || this == CONTEXT_FUNCTION;
+    }
+
+    /** The function's value is the call's result (the others' is dropped). */
+    boolean returnsValue() {
+        return this == SUPPLIER || this == CONTEXT_FUNCTION;
     }
 
     /** The shape whose interface, method name and erased descriptor are exactly these, or {@code null}. */

@@ -17,15 +17,19 @@ final class ReceiverFunction {
     final FunctionShape shape;
     /** The argument is the decoder's context rather than the caller's argument. */
     final boolean takesContext;
+    /** For functions of the context: the type the implementation takes it as (null for the other shapes). */
+    final Class<?> contextType;
     final CaptureCode.Invoker invoker;
     final int primitiveBytes;
     final int objectCount;
     /** {@code capturingClass.implMethodName} for messages. */
     final String name;
 
-    ReceiverFunction(FunctionShape shape, CaptureCode.Invoker invoker, int primitiveBytes, int objectCount, String name) {
+    ReceiverFunction(FunctionShape shape, CaptureCode.Invoker invoker, int primitiveBytes, int objectCount, String name,
+                     Class<?> contextType) {
         this.shape = shape;
-        this.takesContext = shape == FunctionShape.CONTEXT_CONSUMER;
+        this.takesContext = shape.takesContext();
+        this.contextType = contextType;
         this.invoker = invoker;
         this.primitiveBytes = primitiveBytes;
         this.objectCount = objectCount;

@@ -176,7 +176,8 @@ record SenderFunction(
         if (shape == null) {
             throw new IllegalArgumentException("lambda " + type.getName() + " implements "
                     + lambda.getFunctionalInterfaceClass().replace('/', '.')
-                    + ", not one of RemoteRunnable, RemoteSupplier, RemoteBufferConsumer, RemoteContextConsumer");
+                    + ", not one of RemoteRunnable, RemoteSupplier, RemoteBufferConsumer, RemoteContextConsumer,"
+                    + " RemoteContextFunction");
         }
         Field[] fields = captureFields(type, lambda);
         Class<?>[] captureTypes = new Class<?>[fields.length];

@@ -67,9 +67,15 @@ public final class SerializationRegistry {
         return fingerprint;
     }
 
+    /**
+     * The fabric's own remote functions (barriers, reductions): allowed in every registry, so that the runtime's
+     * collectives work whatever the application allows. Its lambdas capture primitives only.
+     */
+    static final String FABRIC_CAPTURING_CLASS = "io.fabricrpc.invocation.Collectives";
+
     /** Whether lambdas and method references written in the class of this binary name may be invoked. */
     public boolean isCapturingClassAllowed(String binaryName) {
-        if (allowedClasses.containsKey(binaryName)) {
+        if (allowedClasses.containsKey(binaryName) || FABRIC_CAPTURING_CLASS.equals(binaryName)) {
             return true;
         }
         int dot = binaryName.lastIndexOf('.');
@@ -96,6 +102,9 @@ public final class SerializationRegistry {
     /** Loads an allowed capturing class without initializing it. */
     Class<?> capturingClass(String binaryName) throws ClassNotFoundException {
         Class<?> registered = allowedClasses.get(binaryName);
+        if (registered == null && FABRIC_CAPTURING_CLASS.equals(binaryName)) {
+            return Class.forName(binaryName, false, SerializationRegistry.class.getClassLoader());
+        }
         return registered != null ? registered : Class.forName(binaryName, false, classLoader);
     }
 

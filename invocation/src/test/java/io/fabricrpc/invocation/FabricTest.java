@@ -24,6 +24,8 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionException;
+import java.util.concurrent.ExecutionException;
 import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
@@ -32,6 +34,7 @@ import java.util.zip.CRC32;
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertInstanceOf;
 import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
@@ -47,6 +50,8 @@ public abstract class FabricTest {
         long broadcasts;
         volatile long checksum = -1;
         public String error;
+        /** What a call left for the test thread to look at after it returned. */
+        public Object note;
 
         public Inbox(int senders) {
             next = new long[senders];
@@ -293,6 +298,273 @@ public abstract class FabricTest {
             }
             for (int i = 0; i < futures.size(); i++) {
                 assertEquals((long) i * i, futures.get(i).get(30, TimeUnit.SECONDS));
+            }
+        }
+    }
+
+    @Test
+    void aFailedAsyncCallFailsItsFutureAndLaterAsyncCallsStillComplete() throws Exception {
+        try (LocalJob job = new LocalJob(fixture(), 2, 1, MessengerConfig.defaults())) {
+            job.rank(1).startHandlerThreads();
+            Fabric fabric = job.rank(0);
+            ThreadId dest = new ThreadId(1, 0);
+            // Awaited through dependent stages, which no waiting thread helps: only the result poller completes them.
+            CompletableFuture<Long> failed = fabric.callReturnAsync(dest, () -> {
+                throw new IllegalStateException("bad input 23");
+            });
+            ExecutionException thrown = assertThrows(ExecutionException.class,
+                    () -> failed.thenApply(v -> v).get(10, TimeUnit.SECONDS));
+            assertInstanceOf(RemoteInvocationException.class, thrown.getCause());
+            assertTrue(thrown.getCause().getMessage().contains("bad input 23"), thrown.getCause().getMessage());
+            for (int round = 0; round < 3; round++) {
+                List<CompletableFuture<Long>> later = new ArrayList<>();
+                for (long i = 0; i < 50; i++) {
+                    long value = i + round;
+                    later.add(fabric.callReturnAsync(dest, () -> value * 3).thenApply(v -> v));
+                }
+                for (int i = 0; i < later.size(); i++) {
+                    assertEquals((i + round) * 3L, later.get(i).get(10, TimeUnit.SECONDS));
+                }
+                assertThrows(ExecutionException.class, () -> fabric.callReturnAsync(dest, () -> {
+                    throw new IllegalArgumentException("again");
+                }).thenApply(v -> v).get(10, TimeUnit.SECONDS));
+            }
+        }
+    }
+
+    @Test
+    void aCallReturnAsyncToItselfCompletesWithoutProcessCallsAndKeepsCallOrder() throws Exception {
+        Object[][] contexts = LocalJob.inboxes(1, 2);
+        try (LocalJob job = new LocalJob(fixture(), 1, 2, MessengerConfig.defaults())) {
+            job.runWorkers(contexts, (fabric, index) -> {
+                ThreadId self = fabric.self();
+                for (long s = 0; s < 5; s++) {
+                    long sequence = s;
+                    fabric.call(self, (RemoteContextConsumer<Inbox>) box -> box.record(index, sequence), null);
+                }
+                // Runs after the five calls made before it, as calls from one thread to one destination do.
+                CompletableFuture<Long> received = fabric.callReturnAsync(self,
+                        () -> ((Inbox) Fabric.currentContext()).received);
+                assertTrue(received.isDone(), "a call to itself completes before callReturnAsync returns");
+                assertEquals(5L, received.join());
+                CompletableFuture<Long> failed = fabric.callReturnAsync(self, () -> {
+                    throw new IllegalStateException("self-inflicted");
+                });
+                CompletionException thrown = assertThrows(CompletionException.class, failed::join);
+                assertInstanceOf(RemoteInvocationException.class, thrown.getCause());
+                assertEquals(7L, fabric.callReturnAsync(self, () -> 7L).orTimeout(10, TimeUnit.SECONDS).join());
+                // From inside a call it runs: the call to itself runs after the current one; waiting there fails fast.
+                fabric.call(self, (RemoteContextConsumer<Inbox>) box -> {
+                    Fabric here = Fabric.current();
+                    CompletableFuture<Long> later = here.callReturnAsync(here.self(), () -> 11L);
+                    try {
+                        later.join();
+                        box.error = "joined a call to itself from inside a call";
+                    } catch (IllegalStateException expected) {
+                        box.note = later;
+                    }
+                }, null);
+                Inbox inbox = Fabric.currentContext();
+                LocalJob.processUntil(fabric, () -> inbox.note instanceof CompletableFuture<?> f && f.isDone(),
+                        "the call to itself made by a call");
+                assertEquals(11L, ((CompletableFuture<?>) inbox.note).join());
+            });
+            for (Object context : contexts[0]) {
+                assertNull(((Inbox) context).error);
+            }
+        }
+    }
+
+    @Test
+    void sixtyFourAsyncCallsInFlightAllCompleteWithTheirOwnResults() throws Exception {
+        Object[][] contexts = LocalJob.inboxes(2, 2);
+        java.util.concurrent.atomic.AtomicInteger finished = new java.util.concurrent.atomic.AtomicInteger();
+        try (LocalJob job = new LocalJob(fixture(), 2, 2, MessengerConfig.defaults())) {
+            job.runWorkers(contexts, (fabric, index) -> {
+                int me = fabric.rank() * 2 + index;
+                @SuppressWarnings("unchecked")
+                CompletableFuture<Long>[] window = new CompletableFuture[64];
+                long[] expected = new long[64];
+                for (int i = 0; i < 20_000; i++) {
+                    int at = i % 64;
+                    if (window[at] != null) {
+                        assertEquals(expected[at], window[at].join()); // runs incoming calls while it waits
+                    }
+                    long value = (long) me << 32 | i;
+                    int dest = (me + 1 + i) % 4;
+                    expected[at] = value + dest;
+                    window[at] = fabric.callReturnAsync(new ThreadId(dest / 2, dest % 2),
+                            () -> value + Fabric.current().rank() * 2L + Fabric.current().self().threadIndex());
+                }
+                for (int at = 0; at < 64; at++) {
+                    assertEquals(expected[at], window[at].join());
+                }
+                finished.incrementAndGet();
+                // Peers may still wait for this worker to run their last calls.
+                LocalJob.processUntil(fabric, () -> finished.get() == 4, "every worker's async calls");
+            });
+        }
+    }
+
+    @Test
+    void barriersHoldEveryWorkerUntilAllArrivedAndSumAcrossThem() throws Exception {
+        int processes = 3;
+        int threads = 2;
+        int workers = processes * threads;
+        int rounds = 300;
+        java.util.concurrent.atomic.AtomicIntegerArray arrived = new java.util.concurrent.atomic.AtomicIntegerArray(rounds);
+        java.util.concurrent.atomic.AtomicReference<String> early = new java.util.concurrent.atomic.AtomicReference<>();
+        Object[][] contexts = LocalJob.inboxes(processes, threads);
+        try (LocalJob job = new LocalJob(fixture(), processes, threads, MessengerConfig.defaults())) {
+            job.runWorkers(contexts, (fabric, index) -> {
+                int me = fabric.rank() * threads + index;
+                int next = (me + 1) % workers;
+                Inbox inbox = Fabric.currentContext();
+                for (int k = 0; k < rounds; k++) {
+                    // The neighbour may still be before the barrier, or waiting in it: either way it runs this call.
+                    long sequence = k;
+                    fabric.call(new ThreadId(next / threads, next % threads),
+                            (RemoteContextConsumer<Inbox>) box -> box.record(me, sequence), null);
+                    arrived.incrementAndGet(k);
+                    if (k % 3 == 2) {
+                        long expected = (long) workers * (workers - 1) / 2 + (long) workers * k;
+                        assertEquals(expected, fabric.allReduceSum(me + k), "sum at barrier " + k);
+                    } else {
+                        fabric.barrier();
+                    }
+                    int seen = arrived.get(k);
+                    if (seen != workers) {
+                        early.compareAndSet(null, "worker " + me + " passed barrier " + k + " when " + seen + " of "
+                                + workers + " had arrived");
+                    }
+                }
+                LocalJob.processUntil(fabric, () -> inbox.received == rounds, "the neighbour's calls");
+            });
+            assertNull(early.get());
+            for (Object[] rank : contexts) {
+                for (Object context : rank) {
+                    assertNull(((Inbox) context).error);
+                }
+            }
+        }
+    }
+
+    @Test
+    void aBarrierThatAWorkerNeverReachesTimesOutNamingIt() throws Exception {
+        try (LocalJob job = new LocalJob(fixture(), 2, 1, MessengerConfig.defaults())) {
+            IllegalStateException notAWorker = assertThrows(IllegalStateException.class, () -> job.rank(1).barrier());
+            assertTrue(notAWorker.getMessage().contains("not an attached worker"), notAWorker.getMessage());
+            job.runWorkers(null, (fabric, index) -> {
+                if (fabric.rank() == 0) {
+                    io.fabricrpc.api.BarrierTimeoutException timeout = assertThrows(
+                            io.fabricrpc.api.BarrierTimeoutException.class, () -> fabric.barrier(Duration.ofMillis(300)));
+                    String message = timeout.getMessage();
+                    assertTrue(message.contains("generation 1 of 2 workers") && message.contains("300 ms")
+                            && message.contains("1 of 2 arrived, missing [" + new ThreadId(1, 0) + "]"), message);
+                }
+            });
+        }
+    }
+
+    @Test
+    void aBarrierEndsWithPeerFailedExceptionWhenAProcessDies() throws Exception {
+        LocalJob job = new LocalJob(fixture(), 3, 1, MessengerConfig.defaults());
+        java.util.Map<Integer, Throwable> outcomes = new java.util.concurrent.ConcurrentHashMap<>();
+        try {
+            List<Thread> waiting = new ArrayList<>();
+            for (int rank = 0; rank < 2; rank++) {
+                Fabric fabric = job.rank(rank);
+                int r = rank;
+                waiting.add(Thread.ofPlatform().start(() -> {
+                    fabric.attach(0);
+                    try {
+                        fabric.barrier(Duration.ofSeconds(60));
+                        outcomes.put(r, new AssertionError("rank " + r + " passed a barrier rank 2 never reached"));
+                    } catch (Throwable t) {
+                        outcomes.put(r, t);
+                    }
+                }));
+            }
+            Thread.sleep(300);
+            long crashed = System.nanoTime();
+            io.fabricrpc.fabric.ControlPlaneHooks.crash(((FabricRuntime) job.rank(2)).controlPlane());
+            join(waiting.toArray(Thread[]::new));
+            long millis = (System.nanoTime() - crashed) / 1_000_000;
+            for (int rank = 0; rank < 2; rank++) {
+                Throwable outcome = outcomes.get(rank);
+                assertInstanceOf(io.fabricrpc.fabric.PeerFailedException.class, outcome);
+                assertEquals(2, ((io.fabricrpc.fabric.PeerFailedException) outcome).rank(), outcome.toString());
+                assertTrue(outcome.getMessage().contains("barrier generation 1 of 3 workers cannot complete"),
+                        outcome.getMessage());
+            }
+            assertTrue(millis < 30_000, "the barrier ended " + millis + " ms after the crash");
+        } finally {
+            CompletableFuture<Void> first = CompletableFuture.runAsync(() -> job.rank(0).close());
+            CompletableFuture<Void> second = CompletableFuture.runAsync(() -> job.rank(1).close());
+            try {
+                job.rank(2).close(); // its control plane is gone: closing reports that, and still releases the rest
+            } catch (RuntimeException expected) {
+                // the crashed process cannot take part in the shutdown barrier
+            }
+            first.get(60, TimeUnit.SECONDS);
+            second.get(60, TimeUnit.SECONDS);
+        }
+    }
+
+    @Test
+    void typedContextCallsNeedNoCastAndAMissingOrWrongContextFailsClearly() throws Exception {
+        ConcurrentLinkedQueue<Throwable> errors = new ConcurrentLinkedQueue<>();
+        // (1, 0) has an Inbox, (0, 1) a context of another type, (1, 1) none.
+        Object[][] contexts = {{new Inbox(2), new StringBuilder("not an inbox")}, {new Inbox(2), null}};
+        java.util.concurrent.atomic.AtomicBoolean done = new java.util.concurrent.atomic.AtomicBoolean();
+        try (LocalJob job = new LocalJob(fixture(), 2, 2, MessengerConfig.defaults())) {
+            job.rank(1).onError((thread, error) -> errors.add(error));
+            job.runWorkers(contexts, (fabric, index) -> {
+                if (fabric.rank() != 0 || index != 0) {
+                    LocalJob.processUntil(fabric, done::get, "the end of the test");
+                    return;
+                }
+                try {
+                    io.fabricrpc.api.ContextCalls<Inbox> inboxes = fabric.context(Inbox.class);
+                    ThreadId inbox = new ThreadId(1, 0);
+                    for (long s = 0; s < 100; s++) {
+                        long sequence = s;
+                        assertTrue(inboxes.call(inbox, box -> box.record(0, sequence))); // no cast needed
+                    }
+                    long received = inboxes.callReturn(inbox, box -> box.received);
+                    assertEquals(100L, received);
+                    CompletableFuture<Long> later = inboxes.callReturnAsync(inbox, box -> box.received);
+                    assertEquals(100L, later.join());
+
+                    ThreadId other = new ThreadId(0, 1);
+                    RemoteInvocationException wrong = assertThrows(RemoteInvocationException.class,
+                            () -> inboxes.callReturn(other, box -> box.received));
+                    assertTrue(wrong.getMessage().contains("WrongContextException")
+                            && wrong.getMessage().contains(Inbox.class.getName())
+                            && wrong.getMessage().contains("java.lang.StringBuilder")
+                            && wrong.getMessage().contains("-> " + other), wrong.getMessage());
+                    ThreadId none = new ThreadId(1, 1);
+                    CompletionException missing = assertThrows(CompletionException.class,
+                            () -> inboxes.callReturnAsync(none, box -> box.received).join());
+                    assertTrue(missing.getCause().getMessage().contains("has no context object")
+                            && missing.getCause().getMessage().contains("-> " + none), missing.getCause().getMessage());
+
+                    // One-way: the destination's error listener hears it; the old cast form reaches it the same way.
+                    inboxes.call(none, box -> box.record(0, 0));
+                    fabric.call(none, (RemoteContextConsumer<Inbox>) box -> box.record(0, 1), null);
+                    // Three at rank 1: the failed callReturnAsync is reported there too, then the two one-way calls.
+                    LocalJob.processUntil(fabric, () -> errors.size() >= 3, "the one-way calls' errors");
+                } finally {
+                    done.set(true);
+                }
+            });
+            assertEquals(100, ((Inbox) contexts[1][0]).received);
+            assertNull(((Inbox) contexts[1][0]).error);
+            assertEquals(3, errors.size(), errors.toString());
+            for (Throwable error : errors) {
+                assertInstanceOf(io.fabricrpc.serialization.WrongContextException.class, error);
+                assertTrue(error.getMessage().contains(Inbox.class.getName())
+                        && error.getMessage().contains("-> " + new ThreadId(1, 1)), error.getMessage());
             }
         }
     }

@@ -1,0 +1,62 @@
+package io.fabricrpc.invocation;
+
+import io.fabricrpc.api.ContextCalls;
+import io.fabricrpc.api.Fabric;
+import io.fabricrpc.api.RemoteContextConsumer;
+import io.fabricrpc.api.RemoteContextFunction;
+import io.fabricrpc.api.Synchronizer;
+import io.fabricrpc.fabric.ThreadId;
+
+import java.util.Objects;
+import java.util.concurrent.CompletableFuture;
+
+/**
+ * {@link ContextCalls} over a fabric or a view of it: one-way calls go through that fabric's channels, calls with
+ * a result through the runtime (as {@code callReturn} does for a view). Immutable.
+ */
+final class TypedContextCalls<C> implements ContextCalls<C> {
+    private final Fabric calls;
+    private final FabricRuntime runtime;
+    private final Class<C> type;
+
+    TypedContextCalls(Fabric calls, FabricRuntime runtime, Class<C> type) {
+        this.calls = calls;
+        this.runtime = runtime;
+        this.type = Objects.requireNonNull(type, "type");
+    }
+
+    @Override
+    public Class<C> type() {
+        return type;
+    }
+
+    @Override
+    public boolean call(ThreadId dest, RemoteContextConsumer<C> function) {
+        return calls.call(dest, function, null);
+    }
+
+    @Override
+    public boolean call(ThreadId dest, RemoteContextConsumer<C> function, Synchronizer sync) {
+        return calls.call(dest, function, sync);
+    }
+
+    @Override
+    public boolean callSend(ThreadId dest, RemoteContextConsumer<C> function) {
+        return calls.callSend(dest, function);
+    }
+
+    @Override
+    public <R> R callReturn(ThreadId dest, RemoteContextFunction<C, R> function) {
+        return runtime.callReturnInContext(dest, function);
+    }
+
+    @Override
+    public <R> CompletableFuture<R> callReturnAsync(ThreadId dest, RemoteContextFunction<C, R> function) {
+        return runtime.callReturnAsyncInContext(dest, function);
+    }
+
+    @Override
+    public String toString() {
+        return "ContextCalls[" + type.getName() + " over " + calls + "]";
+    }
+}

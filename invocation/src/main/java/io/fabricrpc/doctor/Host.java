@@ -1,6 +1,7 @@
 package io.fabricrpc.doctor;
 
 import java.io.IOException;
+import java.io.InputStream;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.FileStore;
 import java.nio.file.Files;
@@ -17,6 +18,7 @@ import java.util.Optional;
  * @param user  the user name as the shm transport spells it (before sanitising)
  */
 public record Host(Path root, JvmView jvm, SpaceProvider space, String user) {
+    private static final int MAX_READ = 1 << 20;
 
     /** Size and free bytes of the file system holding a directory. */
     public record Space(long totalBytes, long usableBytes) {
@@ -40,8 +42,16 @@ public record Host(Path root, JvmView jvm, SpaceProvider space, String user) {
 
     /** The file's text, or empty when it is missing or unreadable (a check then says so). */
     public Optional<String> read(String absolute) {
-        try {
-            return Optional.of(Files.readString(path(absolute), StandardCharsets.UTF_8));
+        return readText(path(absolute));
+    }
+
+    /**
+     * At most 1 MiB of a file's text, in reads of 8 KiB. Not Files.readString: for a size-0 file JDK 25 reads one
+     * byte first, and /proc/sys files answer EOF at any later offset ("6" for a max_map_count of 65530).
+     */
+    public static Optional<String> readText(Path file) {
+        try (InputStream in = Files.newInputStream(file)) {
+            return Optional.of(new String(in.readNBytes(MAX_READ), StandardCharsets.UTF_8));
         } catch (IOException | RuntimeException e) {
             return Optional.empty();
         }

@@ -100,7 +100,7 @@ public final class HostChecks {
         try {
             real = base.toRealPath().toString();
         } catch (IOException e) {
-            return missingBase("shm-mount", base);
+            return CheckResult.skip("shm-mount", "shm.dir " + base + " does not exist (see shm-dir)");
         }
         Optional<String> mountinfo = ctx.host().read("/proc/self/mountinfo");
         Optional<ProcFiles.Mount> mount = mountinfo.flatMap(text -> ProcFiles.mountOf(text, real));
@@ -128,7 +128,7 @@ public final class HostChecks {
         }
         Path base = shmBase(ctx);
         if (!Files.isDirectory(base)) {
-            return missingBase("shm-space", base);
+            return CheckResult.skip("shm-space", "shm.dir " + base + " does not exist (see shm-dir)");
         }
         Host.Space space;
         try {
@@ -168,7 +168,8 @@ public final class HostChecks {
         }
         Path base = shmBase(ctx);
         if (!Files.isDirectory(base)) {
-            return missingBase("shm-dir", base);
+            return new CheckResult("shm-dir", Status.FAIL, "shm.dir " + base + " does not exist",
+                    "create it or set -Dshm.dir to an existing tmpfs (default /dev/shm)");
         }
         Path dir = shmUserDirectory(ctx);
         PosixFileAttributes attrs;
@@ -198,11 +199,6 @@ public final class HostChecks {
             return new CheckResult("shm-dir", Status.FAIL, observed + ": others may access it", "chmod 700 " + dir);
         }
         return CheckResult.ok("shm-dir", observed);
-    }
-
-    private static CheckResult missingBase(String name, Path base) {
-        return new CheckResult(name, Status.FAIL, "shm.dir " + base + " does not exist",
-                "create it or set -Dshm.dir to an existing tmpfs (default /dev/shm)");
     }
 
     /**

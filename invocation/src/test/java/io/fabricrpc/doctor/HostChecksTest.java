@@ -82,8 +82,9 @@ class HostChecksTest {
 
     @Test
     void missingShmDirFails() {
-        CheckResult r = HostChecks.shmSpace(context("shm", shm.resolve("nope"), roomy()));
+        CheckResult r = HostChecks.shmDirectory(context("shm", shm.resolve("nope"), roomy()));
         assertEquals(Status.FAIL, r.status());
+        assertEquals(Status.SKIP, HostChecks.shmSpace(context("shm", shm.resolve("nope"), roomy())).status());
         assertTrue(r.fix().contains("shm.dir"), r.fix());
     }
 
@@ -165,6 +166,15 @@ class HostChecksTest {
     void theJvmRunningTheTestsHasTheFlagsOfThePom() {
         // Surefire's argLine is the root pom's fabricrpc.jvm.flags: this JVM must pass.
         assertEquals(Status.OK, HostChecks.jvmFlags(context("rdma", shm, Host.system())).status());
+    }
+
+    @Test
+    void procFilesOfThisMachineAreReadWhole() {
+        // procfs reports size 0; a reader trusting the size gets a truncated file.
+        Host real = Host.system();
+        assertTrue(real.read("/proc/self/limits").orElseThrow().contains("Max locked memory"));
+        assertTrue(ProcFiles.limit(real.read("/proc/self/limits").orElseThrow(), "Max locked memory").isPresent());
+        assertTrue(Long.parseLong(real.read("/proc/sys/vm/max_map_count").orElseThrow().trim()) >= 1024);
     }
 
     @Test

@@ -67,6 +67,14 @@ class JoinChecksTest {
     }
 
     @Test
+    void aMissingShmDirFailsTheJoin() {
+        FabricConfig missing = config("shm").withTransport(Map.of("shm.dir", shm.resolve("gone").toString()));
+        JoinCheckException e = assertThrows(JoinCheckException.class, () -> JoinChecks.verify(missing,
+                host(root, ALL_FLAGS, 1L << 30, 1L << 30, USER)));
+        assertTrue(e.getMessage().contains("does not exist"), e.getMessage());
+    }
+
+    @Test
     void aFullShmDirFailsAHybridJoinButAnUnknownTransportOnlyChecksFlags() {
         write(root, "/proc/self/limits", limits("unlimited", "unlimited"));
         assertThrows(JoinCheckException.class, () -> JoinChecks.verify(config("hybrid"),

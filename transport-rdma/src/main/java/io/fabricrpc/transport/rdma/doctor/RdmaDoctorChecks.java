@@ -3,6 +3,7 @@ package io.fabricrpc.transport.rdma.doctor;
 import io.fabricrpc.doctor.CheckResult;
 import io.fabricrpc.doctor.DoctorCheckProvider;
 import io.fabricrpc.doctor.DoctorContext;
+import io.fabricrpc.doctor.Host;
 import io.fabricrpc.doctor.Status;
 import io.fabricrpc.transport.rdma.nativelib.DisniNativeLibrary;
 import io.fabricrpc.transport.rdma.nativelib.NativeLibraryException;
@@ -189,10 +190,6 @@ public final class RdmaDoctorChecks implements DoctorCheckProvider {
     }
 
     private static Optional<String> read(Path file) {
-        try {
-            return Optional.of(Files.readString(file).trim());
-        } catch (IOException | RuntimeException e) {
-            return Optional.empty();
-        }
+        return Host.readText(file).map(String::trim);
     }
 }

@@ -8,6 +8,7 @@ import static org.junit.jupiter.api.Assertions.assertDoesNotThrow;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
+import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
 import io.fabricrpc.api.FabricConfig;
 import io.fabricrpc.fabric.JobConfig;
@@ -41,6 +42,14 @@ class JoinChecksTest {
         List<CheckResult> results = assertDoesNotThrow(() -> JoinChecks.verify(config("shm"),
                 host(root, ALL_FLAGS, 1L << 30, 1L << 30, USER)));
         assertEquals(List.of("jvm-flags", "shm-dir", "shm-space"), results.stream().map(CheckResult::name).toList());
+    }
+
+    @Test
+    void theMachineRunningTheTestsPassesForTheDefaultShmDir() {
+        // What the runtime will call: the real host, the default /dev/shm, this JVM's flags (the pom's argLine).
+        assumeTrue(Files.isDirectory(Path.of("/dev/shm")), "needs /dev/shm");
+        FabricConfig defaults = config("shm").withTransport(Map.of("fabric.transport", "shm"));
+        assertEquals(Status.OK, JoinChecks.verify(defaults).getFirst().status());
     }
 
     @Test

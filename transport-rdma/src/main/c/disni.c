@@ -26,6 +26,9 @@
 #include <rdma/rdma_cma.h>
 
 #define JVERBS_VERSION 32
+/* fabricrpc's own stamp, separate from DiSNI's JNI version: DisniNativeLibrary refuses a library whose stamp
+ * differs from its NATIVE_VERSION. Bump both together whenever the Java side relies on a native change. */
+#define FABRICRPC_NATIVE_VERSION 1
 /* The reference library creates every QP with 4 SGEs per direction; Java cannot pass the number. */
 #define QP_MAX_SGE 4
 
@@ -93,6 +96,11 @@ static int set_nonblocking(int fd)
 JNIEXPORT jint JNICALL Java_com_ibm_disni_verbs_impl_NativeDispatcher__1getVersion(JNIEnv *env, jobject self)
 {
 	return JVERBS_VERSION;
+}
+
+JNIEXPORT jint JNICALL Java_io_fabricrpc_transport_rdma_nativelib_DisniNativeLibrary_nativeVersion(JNIEnv *env, jclass cls)
+{
+	return FABRICRPC_NATIVE_VERSION;
 }
 
 JNIEXPORT jint JNICALL Java_com_ibm_disni_verbs_impl_NativeDispatcher__1getSockAddrInSize(JNIEnv *env, jobject self)

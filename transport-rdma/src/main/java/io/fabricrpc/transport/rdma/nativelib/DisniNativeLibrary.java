@@ -40,6 +40,11 @@ import java.util.Locale;
 public final class DisniNativeLibrary {
     /** Class-path resource holding the library built by this module's Maven build. */
     public static final String RESOURCE = "/io/fabricrpc/transport/rdma/nativelib/linux-x86_64/libdisni.so";
+    /**
+     * The stamp this class expects from {@code libdisni.so} ({@code FABRICRPC_NATIVE_VERSION} in disni.c): a library
+     * from another build of this module is refused by {@link #load()} rather than failing later in a JNI call.
+     */
+    public static final int NATIVE_VERSION = 1;
     /** The JVM flag DiSNI needs on JDK 16 and later. */
     public static final String ADD_EXPORTS_FLAG = "--add-exports java.base/sun.nio.ch=ALL-UNNAMED";
 
@@ -73,6 +78,7 @@ public final class DisniNativeLibrary {
                 ClassLoader loader = DisniNativeLibrary.class.getClassLoader();
                 checkExports(loader);
                 String path = loadNative();
+                checkNativeVersion(path);
                 redirect(loader, DISPATCHER, "com.ibm.disni.verbs.impl.SockAddrIn");
                 redirect(loader, AFFINITY, "com.ibm.disni.util.MemoryUtils");
                 loadedFrom = path; // volatile write publishes the completed setup to the fast path above
@@ -98,6 +104,33 @@ public final class DisniNativeLibrary {
             UnsatisfiedLinkError error = new UnsatisfiedLinkError(e.getMessage());
             error.initCause(e);
             throw error;
+        }
+    }
+
+    /**
+     * @return the stamp of the loaded library, after {@link #load()} (which already refused a mismatch)
+     * @throws NativeLibraryException as {@link #load()}
+     */
+    public static int loadedNativeVersion() {
+        load();
+        return nativeVersion();
+    }
+
+    private static native int nativeVersion();
+
+    private static void checkNativeVersion(String path) {
+        int found;
+        try {
+            found = nativeVersion();
+        } catch (UnsatisfiedLinkError e) {
+            throw new NativeLibraryException("libdisni.so at " + path + " has no fabricrpc version stamp (built before "
+                    + "version " + NATIVE_VERSION + " or not by this project); this transport-rdma expects version "
+                    + NATIVE_VERSION + ": rebuild transport-rdma or drop -Dfabricrpc.disni.library", e);
+        }
+        if (found != NATIVE_VERSION) {
+            throw new NativeLibraryException("libdisni.so at " + path + " is native version " + found
+                    + " but this transport-rdma expects version " + NATIVE_VERSION
+                    + ": use the library of the same build (the one in the transport-rdma jar)");
         }
     }
 

@@ -40,13 +40,13 @@ final class TraditionalAggregator extends Aggregator {
         if (!messenger.frame(tag, writer)) {
             return false;
         }
-        if (messenger.framedBytes() >= batchBytes) {
-            messenger.transmit();
-            return true;
-        }
         // Judged after the frame: a position read before it could be a transmission the agent is still making, and
         // then the agent may stop watching before it sees this call (a batch left unsent for good).
         long start = messenger.transmitPosition();
+        if (messenger.framedBytes(start) >= batchBytes) {
+            messenger.transmit();
+            return true;
+        }
         if (start != markedBatch) {
             markedBatch = start;
             markUnsent(); // once per transmit position this thread sees, after the frame's own stores

@@ -91,7 +91,7 @@ public final class Messenger implements RecordChannel {
         }
         link.checkAlive();
         appender.frameKnown(tag, writer, length, RecordAppender.WINDOW_STORE);
-        publisher.soIdle(appender.gen, appender.position); // appended stays behind: nothing to claim
+        appender.soTransmit(appender.gen << RecordAppender.GEN_SHIFT | appender.position); // Publisher#soIdle
         return true;
     }
 
@@ -161,7 +161,7 @@ public final class Messenger implements RecordChannel {
     /** Where a frame-only record goes (staging, or the mapped chunk with its header held or stored). */
     private int placement() {
         return appender.window == null ? RecordAppender.STAGE
-                : appender.placement(publisher.lvTransmit() == Publisher.word(appender.gen, appender.position, false));
+                : appender.placement(appender.lvTransmit() == Publisher.word(appender.gen, appender.position, false));
     }
 
     /**
@@ -245,12 +245,12 @@ public final class Messenger implements RecordChannel {
 
     /** Sender thread: the transmit position ({@code gen << 34 | offset}, flag bits included); moves with transmission. */
     public long transmitPosition() {
-        return publisher == null ? 0 : publisher.lvTransmit();
+        return appender.lvTransmit();
     }
 
-    /** Sender thread: bytes framed into the current chunk and not transmitted yet. */
-    public long framedBytes() {
-        return publisher == null ? 0 : Math.max(0, appender.position - RecordAppender.offset(publisher.lvTransmit()));
+    /** Sender thread: bytes framed into the current chunk and not transmitted, given {@link #transmitPosition()}. */
+    public long framedBytes(long transmitPosition) {
+        return Math.max(0, appender.position - RecordAppender.offset(transmitPosition));
     }
 
     /** Any thread: the transmit position while records (or a flag) wait, else -1; a hint that moves with them. */

@@ -7,8 +7,8 @@ import java.lang.invoke.MethodHandles;
 import java.lang.invoke.VarHandle;
 
 /**
- * Transmits what the {@link RecordAppender} framed, through one word: the transmit position {@code transmit}
- * ({@code gen << 34 | FLAG? | BUSY? | offset}). Chosen once per messenger: {@link WindowPublisher} (a mapped chunk)
+ * Transmits what the {@link RecordAppender} framed, through one word: the transmit position
+ * ({@code gen << 34 | FLAG? | BUSY? | offset}), stored next to the appender's fields so a send reads one object. Chosen once per messenger: {@link WindowPublisher} (a mapped chunk)
  * or {@link StagedPublisher} (link WRITEs).
  *
  * <p>Invariant: {@code transmit} is monotonic and changes only by a CAS that sets BUSY (a claim: the claimant alone
@@ -24,12 +24,10 @@ abstract sealed class Publisher permits WindowPublisher, StagedPublisher {
     static final long FLAG = 1L << 33;
     private static final long SPIN_BEFORE_YIELD = 1_000;
 
-    private static final VarHandle TRANSMIT;
     private static final VarHandle HELPER_TICKET;
 
     static {
         try {
-            TRANSMIT = MethodHandles.lookup().findVarHandle(Publisher.class, "transmit", long.class);
             HELPER_TICKET = MethodHandles.lookup().findVarHandle(Publisher.class, "helperTicket", long.class);
         } catch (ReflectiveOperationException e) {
             throw new ExceptionInInitializerError(e);
@@ -39,8 +37,6 @@ abstract sealed class Publisher permits WindowPublisher, StagedPublisher {
     final Link link;
     final RecordAppender appender;
 
-    @SuppressWarnings("unused") // through TRANSMIT
-    private long transmit;
     /** The largest ticket a claimant other than the owner posted; a maximum advanced by CAS. */
     @SuppressWarnings("unused") // through HELPER_TICKET
     private long helperTicket;
@@ -118,7 +114,7 @@ abstract sealed class Publisher permits WindowPublisher, StagedPublisher {
         long start = 0;
         for (long spins = 0; ; spins++) {
             long v = lvTransmit();
-            if ((v & BUSY) == 0 && TRANSMIT.compareAndSet(this, v, v | BUSY)) {
+            if ((v & BUSY) == 0 && appender.casTransmit(v, v | BUSY)) {
                 return v;
             }
             if (spins < SPIN_BEFORE_YIELD) {
@@ -143,7 +139,7 @@ abstract sealed class Publisher permits WindowPublisher, StagedPublisher {
     final boolean transmitIfPending() {
         long appendedWord = appender.lvAppended(); // before the transmit word: see soIdle
         long v = lvTransmit();
-        if (!isPending(v, appendedWord) || !TRANSMIT.compareAndSet(this, v, v | BUSY)) {
+        if (!isPending(v, appendedWord) || !appender.casTransmit(v, v | BUSY)) {
             return false;
         }
         long next = v;
@@ -234,11 +230,11 @@ abstract sealed class Publisher permits WindowPublisher, StagedPublisher {
     }
 
     final long lvTransmit() {
-        return (long) TRANSMIT.getAcquire(this);
+        return appender.lvTransmit();
     }
 
     private void soTransmit(long value) {
-        TRANSMIT.setRelease(this, value);
+        appender.soTransmit(value);
     }
 
     static long word(long gen, long offset, boolean flag) {

@@ -16,7 +16,7 @@ import java.lang.invoke.VarHandle;
  * <p>Invariant: bytes beyond {@code position} are zero in a mapped chunk; {@code appended} ({@code gen << 34 |
  * IN_STAGING? | position}) is stored with release after the records it covers, and is the only word of this class
  * another thread reads, with {@code held} (a window batch's first header, stored before it) and the chunk/window of
- * its generation. Owner (sending) thread only writes.
+ * its generation. Owner (sending) thread only writes them; the publisher's transmit position is stored here too.
  */
 final class RecordAppender {
     static final int APPENDED = 1;
@@ -38,11 +38,13 @@ final class RecordAppender {
 
     private static final VarHandle APPENDED_WORD;
     private static final VarHandle HELD;
+    private static final VarHandle TRANSMIT;
 
     static {
         try {
             APPENDED_WORD = MethodHandles.lookup().findVarHandle(RecordAppender.class, "appended", long.class);
             HELD = MethodHandles.lookup().findVarHandle(RecordAppender.class, "held", long.class);
+            TRANSMIT = MethodHandles.lookup().findVarHandle(RecordAppender.class, "transmit", long.class);
         } catch (ReflectiveOperationException e) {
             throw new ExceptionInInitializerError(e);
         }
@@ -69,6 +71,12 @@ final class RecordAppender {
     private boolean preferStaging;
     @SuppressWarnings("unused") // through APPENDED_WORD
     private long appended;
+    /**
+     * The {@link Publisher}'s transmit position, kept here so the send path reads one object. Not the appender's
+     * own: changed only by the publisher's claims (CAS, then release) and its {@code soIdle} (release).
+     */
+    @SuppressWarnings("unused") // through TRANSMIT
+    private long transmit;
     /** The held first header of a batch framed in the window, {@code chunkOffset << 32 | header}, or -1. */
     @SuppressWarnings("unused") // through HELD
     private long held = -1;
@@ -192,6 +200,18 @@ final class RecordAppender {
     /** Acquire: pairs with {@link #soAppended}; a transmitter on another thread reads it before the transmit word. */
     long lvAppended() {
         return (long) APPENDED_WORD.getAcquire(this);
+    }
+
+    long lvTransmit() {
+        return (long) TRANSMIT.getAcquire(this);
+    }
+
+    boolean casTransmit(long expected, long value) {
+        return TRANSMIT.compareAndSet(this, expected, value);
+    }
+
+    void soTransmit(long value) {
+        TRANSMIT.setRelease(this, value);
     }
 
     /** Acquire: the held first header, after {@link #lvAppended}. */

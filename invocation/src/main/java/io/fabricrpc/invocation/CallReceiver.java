@@ -125,7 +125,7 @@ final class CallReceiver implements RecordHandler {
         MemorySegment scratch = resultScratch.segment();
         long room = slotBytes - InvocationRecords.SLOT_RESULT;
         int written;
-        RuntimeException failure = null;
+        Throwable failure = null;
         try {
             CallDecoder decoder = decoder(sender);
             decoder.invoke(record, offset + RemoteRegion.ENCODED_LENGTH + 16, limit, null);
@@ -135,8 +135,8 @@ final class CallReceiver implements RecordHandler {
                         + decoder.lastResult().getClass().getName() + " does not fit the " + room
                         + "-byte return slot (returnSlotBytes)"), scratch, InvocationRecords.SLOT_RESULT, slotBytes);
             }
-        } catch (RuntimeException e) {
-            // The caller is waiting: it gets the failure instead of a hang; the error is reported here too.
+        } catch (Throwable e) {
+            // The caller is waiting: it gets the failure (an Error too) instead of a hang; it is reported here too.
             written = results.encodeFailure(e, scratch, InvocationRecords.SLOT_RESULT, slotBytes);
             failure = e;
         }
@@ -146,7 +146,7 @@ final class CallReceiver implements RecordHandler {
                 InvocationRecords.SLOT_RESULT - InvocationRecords.SLOT_LENGTH + Math.max(written, 0));
         link.writeLong(slotRegion, slotOffset + InvocationRecords.SLOT_SEQUENCE, sequence); // ordered after the result
         if (failure != null) {
-            throw failure;
+            runtime.reportError(sender, failure);
         }
     }
 
@@ -231,8 +231,8 @@ final class CallReceiver implements RecordHandler {
             }
             try {
                 decoder.invoke(memory, index + 8L, (long) index + length, null);
-            } catch (RuntimeException e) {
-                runtime.reportError(sender, e);
+            } catch (Throwable e) {
+                runtime.reportError(sender, e); // an Error in one call does not end this thread
             }
         }
     }

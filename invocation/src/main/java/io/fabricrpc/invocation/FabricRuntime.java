@@ -201,6 +201,7 @@ public final class FabricRuntime implements Fabric {
     private static final int SEND_HEADER = 16;
 
     public static FabricRuntime join(FabricConfig config) {
+        io.fabricrpc.doctor.JoinChecks.verify(config); // fails early, naming the fix, before anything is set up
         return new FabricRuntime(config);
     }
 
@@ -461,8 +462,8 @@ public final class FabricRuntime implements Fabric {
                 while (!closed) {
                     try {
                         idle.idle(processCalls());
-                    } catch (RuntimeException e) {
-                        errorListener.accept(new ThreadId(rank, index), e);
+                    } catch (Throwable e) {
+                        errorListener.accept(new ThreadId(rank, index), e); // reported; the handler lives on
                     }
                 }
             });

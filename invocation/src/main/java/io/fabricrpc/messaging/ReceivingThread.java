@@ -13,7 +13,7 @@ public final class ReceivingThread {
     /** Receives failures of individual records or of a sender's whole inbox (corruption). */
     @FunctionalInterface
     public interface ErrorListener {
-        void onError(long sender, RuntimeException error);
+        void onError(long sender, Throwable error);
     }
 
     private final long threadId;

@@ -111,8 +111,9 @@ final class SenderInbox {
             try {
                 handler.onRecord(sender, tag & ~ChunkLayout.TAG_NOTIFY, chunk,
                         at + ChunkLayout.RECORD_HEADER_LENGTH, length);
-            } catch (RuntimeException e) {
-                errors.onError(sender, e); // one failing call does not stop the calls behind it
+            } catch (Throwable e) {
+                // One failing call (a StackOverflowError included) does not stop the calls behind it, nor this thread.
+                errors.onError(sender, e);
             }
             consumedBytes += size;
             consumedRecords++;

@@ -29,7 +29,7 @@ public final class ServiceDispatcher implements AutoCloseable {
     private final ConcurrentHashMap<Long, CompletableFuture<byte[]>> pending = new ConcurrentHashMap<>();
     private final AtomicLong requestIds = new AtomicLong();
     private final MessageHandler dispatch = this::dispatch;
-    private volatile Consumer<RuntimeException> errorListener = e -> System.getLogger("fabricrpc.service")
+    private volatile Consumer<Throwable> errorListener = e -> System.getLogger("fabricrpc.service")
             .log(System.Logger.Level.ERROR, e.getMessage(), e);
     private volatile boolean running;
     private Thread thread;
@@ -47,7 +47,7 @@ public final class ServiceDispatcher implements AutoCloseable {
         handlers = copy; // volatile: the service thread sees the complete map
     }
 
-    public void onError(Consumer<RuntimeException> listener) {
+    public void onError(Consumer<Throwable> listener) {
         this.errorListener = listener;
     }
 
@@ -67,11 +67,11 @@ public final class ServiceDispatcher implements AutoCloseable {
             int delivered;
             try {
                 delivered = transport.pollMessages(dispatch, 64);
-            } catch (RuntimeException e) {
+            } catch (Throwable e) {
                 if (!running) {
                     return;
                 }
-                errorListener.accept(e);
+                errorListener.accept(e); // an Error in one handler (a memory fault) does not end the service
                 delivered = 0;
             }
             idle.idle(delivered);

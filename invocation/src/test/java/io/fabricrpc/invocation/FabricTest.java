@@ -694,6 +694,35 @@ public abstract class FabricTest {
         }
     }
 
+    /** Recurses until the stack is gone: a remote lambda that throws StackOverflowError. */
+    static long recurse(long depth) {
+        return depth == Long.MIN_VALUE ? 0 : 1 + recurse(depth + 1);
+    }
+
+    @Test
+    void anErrorThrownByARemoteLambdaIsReportedAndTheWorkerKeepsRunningCalls() throws Exception {
+        ConcurrentLinkedQueue<Throwable> errors = new ConcurrentLinkedQueue<>();
+        try (LocalJob job = new LocalJob(fixture(), 2, 1, MessengerConfig.defaults())) {
+            job.rank(1).onError((thread, error) -> errors.add(error));
+            job.rank(1).startHandlerThreads();
+            Fabric fabric = job.rank(0);
+            ThreadId dest = new ThreadId(1, 0);
+            // One-way: the error goes to the destination's listener, and the calls behind it still run.
+            fabric.call(dest, () -> recurse(0));
+            assertEquals(7L, fabric.callReturn(dest, () -> 7L), "the worker survived the StackOverflowError");
+            long deadline = System.nanoTime() + 30_000_000_000L;
+            while (errors.stream().noneMatch(e -> e instanceof StackOverflowError) && System.nanoTime() < deadline) {
+                Thread.sleep(5);
+            }
+            assertTrue(errors.stream().anyMatch(e -> e instanceof StackOverflowError), errors.toString());
+            // Waiting for an answer: the caller gets the Error as a remote failure instead of a hang.
+            RemoteInvocationException thrown = assertThrows(RemoteInvocationException.class,
+                    () -> fabric.callReturn(dest, () -> recurse(0)));
+            assertTrue(thrown.getMessage().contains("StackOverflowError"), thrown.getMessage());
+            assertEquals(8L, fabric.callReturn(dest, () -> 8L));
+        }
+    }
+
     @Test
     void badCallsFailClearlyAndTheReceiverKeepsServing() throws Exception {
         ConcurrentLinkedQueue<Throwable> errors = new ConcurrentLinkedQueue<>();

@@ -639,7 +639,7 @@ public abstract class MessengerTest {
 
     @Test
     void aCorruptChunkStopsOnlyItsSender() {
-        ConcurrentLinkedQueue<RuntimeException> errors = new ConcurrentLinkedQueue<>();
+        ConcurrentLinkedQueue<Throwable> errors = new ConcurrentLinkedQueue<>();
         receiver.onError((sender, error) -> errors.add(error));
         MessengerConfig config = MessengerConfig.defaults().withChunks(4096, 2, 2);
         try (Messenger good = messenger(8, config); Messenger bad = messenger(9, config)) {
@@ -664,7 +664,7 @@ public abstract class MessengerTest {
 
     @Test
     void aFailingCallDoesNotStopTheCallsBehindIt() {
-        ConcurrentLinkedQueue<RuntimeException> errors = new ConcurrentLinkedQueue<>();
+        ConcurrentLinkedQueue<Throwable> errors = new ConcurrentLinkedQueue<>();
         receiver.onError((sender, error) -> errors.add(error));
         try (Messenger messenger = messenger(10, MessengerConfig.defaults())) {
             for (long i = 0; i < 10; i++) {

@@ -265,11 +265,22 @@ public final class ShmTransport implements Transport {
     }
 
     private void monitorLiveness() {
+        long lastReport = 0;
         while (!closed) {
             long now = System.currentTimeMillis();
-            SegmentHeaderDescriptor.beat(endpointFile, now);
-            for (ShmLink link : links.values()) {
-                link.checkPeer(now, peerTimeoutMillis);
+            try {
+                SegmentHeaderDescriptor.beat(endpointFile, now);
+                for (ShmLink link : links.values()) {
+                    link.checkPeer(now, peerTimeoutMillis);
+                }
+            } catch (Throwable e) {
+                // A fault here (a truncated endpoint file turns into InternalError) must not end the heartbeat and
+                // peer checks silently: reported, at most once every 10 s, and the loop goes on.
+                if (now - lastReport >= 10_000) {
+                    lastReport = now;
+                    System.getLogger("fabricrpc.shm").log(System.Logger.Level.ERROR, "shm liveness of endpoint "
+                            + Long.toHexString(endpointId) + " failed: " + e, e);
+                }
             }
             try {
                 Thread.sleep(heartbeatMillis);

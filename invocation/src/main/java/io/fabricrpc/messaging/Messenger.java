@@ -90,7 +90,7 @@ public final class Messenger implements RecordChannel {
             return false;
         }
         link.checkAlive();
-        appender.frameKnown(tag, writer, length, RecordAppender.WINDOW_STORE);
+        appender.frameKnownAndStore(tag, writer, length);
         appender.soTransmit(appender.gen << RecordAppender.GEN_SHIFT | appender.position); // Publisher#soIdle
         return true;
     }

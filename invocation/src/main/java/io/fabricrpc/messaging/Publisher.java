@@ -22,7 +22,7 @@ abstract sealed class Publisher permits WindowPublisher, StagedPublisher {
     static final long BUSY = 1L << 32;
     /** The VALID bit of the record at {@code flagAt} has not been sent (deferred publication, staged only). */
     static final long FLAG = 1L << 33;
-    private static final long SPIN_BEFORE_YIELD = 1_000;
+    private static final long SPIN_BEFORE_YIELD = 100;
 
     private static final VarHandle HELPER_TICKET;
 
@@ -119,13 +119,16 @@ abstract sealed class Publisher permits WindowPublisher, StagedPublisher {
             }
             if (spins < SPIN_BEFORE_YIELD) {
                 Thread.onSpinWait();
+            } else if (spins < 2 * SPIN_BEFORE_YIELD) {
+                Thread.yield();
             } else {
+                // The claimant lost its CPU mid-post: give it ours (2 vCPUs) rather than spin against it.
                 start = start == 0 ? System.nanoTime() : start;
                 if (System.nanoTime() - start > 10_000_000_000L) {
                     throw new IllegalStateException("transmit position " + Long.toHexString(v)
                             + " claimed by another thread for over 10 s");
                 }
-                Thread.yield();
+                java.util.concurrent.locks.LockSupport.parkNanos(Math.min(50_000L, 1_000L << Math.min(6, spins - 2 * SPIN_BEFORE_YIELD)));
             }
         }
     }

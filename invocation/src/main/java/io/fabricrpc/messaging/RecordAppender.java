@@ -171,6 +171,17 @@ final class RecordAppender {
         position += ChunkLayout.recordSize(length);
     }
 
+    /**
+     * {@link #frameKnown} with {@link #WINDOW_STORE}, one call shallower: the send path inlines into callers that are
+     * deep already, and the header's VarHandle chain must still fit the JIT's inlining depth.
+     */
+    void frameKnownAndStore(int tag, RecordWriter writer, int length) {
+        long at = ChunkLayout.DATA_OFFSET + position;
+        writer.writeKnown(window, at + ChunkLayout.RECORD_HEADER_LENGTH);
+        ChunkLayout.HEADER.setRelease(window, at, ChunkLayout.header(length, tag)); // release: after the record
+        position += ChunkLayout.recordSize(length);
+    }
+
     /** Frames the seal (announcing {@code growth} new chunks) where the next record would go; the room is kept. */
     void frameSeal(int growth, int how) {
         commit(ChunkLayout.DATA_OFFSET + position, ChunkLayout.sealHeader(growth), how);

@@ -100,7 +100,11 @@ public final class ScramblingTransport extends ForwardingTransport {
                     long at = piece >>> 32;
                     link.write(src, srcOffset + at, dst, dstOffset + at, piece & 0xFFFF_FFFFL);
                     if ((i & 7) == 7 && random.nextInt(4) == 0) {
-                        Thread.yield(); // widen the window in which a reader sees the write half landed
+                        // Widen the window in which a reader sees the write half landed. A spin, not a yield: a NIC
+                        // keeps placing while the host's threads spin, and a yielding wire starved on 2 vCPUs.
+                        for (int spin = 0; spin < 256; spin++) {
+                            Thread.onSpinWait();
+                        }
                     }
                 }
             });
@@ -166,7 +170,9 @@ public final class ScramblingTransport extends ForwardingTransport {
                 if (System.nanoTime() > deadline) {
                     throw new TransportException("scrambling wire: write " + ticket + " not landed after 30 s");
                 }
-                Thread.onSpinWait();
+                // Yield, not spin: the writes awaited are placed by the wire thread, which a spinning waiter (with a
+                // spinning receiver and a pushing thread on 2 vCPUs) would starve.
+                Thread.yield();
             }
         }
     }

@@ -366,6 +366,14 @@ public final class ControlPlane implements AutoCloseable {
             } else {
                 LOG.warn("rank {}: {}", config.rank(), d.getMessage());
             }
+            PeerDepartureEvent event = new PeerDepartureEvent();
+            if (event.shouldCommit()) {
+                event.rank = config.rank();
+                event.peer = rank;
+                event.orderly = orderly;
+                event.reason = reason;
+                event.commit();
+            }
             for (ControlPlaneListener l : listeners) {
                 deliver(l, rank, d);
             }

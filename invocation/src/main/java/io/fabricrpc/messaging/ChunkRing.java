@@ -101,10 +101,13 @@ final class ChunkRing {
     void awaitSpace(RecordAppender appender, Publisher publisher, IdleStrategy idle, Runnable helper) {
         long start = System.nanoTime();
         long timeout = config.timeout().toNanos();
+        MessagingEvents.RingFull event = new MessagingEvents.RingFull(); // slow path only: a wait for room
+        event.begin();
         idle.reset();
         while (!advance(appender, publisher)) {
             link.checkAlive();
             if (System.nanoTime() - start > timeout) {
+                commit(event, true);
                 throw new MessagingException("destination thread " + Long.toHexString(destination)
                         + " consumed nothing for " + config.timeout().toMillis() + " ms: all " + chunks.length
                         + " chunks of " + config.chunkSize() + " bytes from thread " + Long.toHexString(sender)
@@ -112,6 +115,17 @@ final class ChunkRing {
             }
             helper.run();
             idle.idle();
+        }
+        commit(event, false);
+    }
+
+    private void commit(MessagingEvents.RingFull event, boolean timedOut) {
+        if (event.shouldCommit()) {
+            event.sender = Long.toHexString(sender);
+            event.destination = Long.toHexString(destination);
+            event.chunks = chunks.length;
+            event.timedOut = timedOut;
+            event.commit();
         }
     }
 
@@ -142,6 +156,15 @@ final class ChunkRing {
             System.arraycopy(added, 0, grown, current + 1, added.length);
             chunks = grown;
             growthSinceSeal += added.length;
+            MessagingEvents.ChunkGrowth event = new MessagingEvents.ChunkGrowth();
+            if (event.shouldCommit()) {
+                event.sender = Long.toHexString(sender);
+                event.destination = Long.toHexString(destination);
+                event.added = added.length;
+                event.chunks = chunks.length;
+                event.cMax = config.cMax();
+                event.commit();
+            }
         }
         return growthSinceSeal;
     }

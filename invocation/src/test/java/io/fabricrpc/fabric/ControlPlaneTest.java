@@ -295,6 +295,26 @@ class ControlPlaneTest {
     }
 
     @Test
+    void aPeerDeclaredFailedIsRecordedAsAJfrEvent() throws Exception {
+        java.nio.file.Path file = java.nio.file.Files.createTempFile("fabricrpc-departure", ".jfr");
+        try (jdk.jfr.Recording recording = new jdk.jfr.Recording()) {
+            recording.enable("fabricrpc.PeerDeparture");
+            recording.start();
+            List<ControlPlane> job = formJob(3);
+            job.get(2).muteHeartbeatsForTest();
+            awaitMillis(() -> job.get(1).failure(2) != null, 3000);
+            recording.stop();
+            recording.dump(file);
+            List<jdk.jfr.consumer.RecordedEvent> departures = jdk.jfr.consumer.RecordingFile.readAllEvents(file).stream()
+                    .filter(e -> e.getEventType().getName().equals("fabricrpc.PeerDeparture")).toList();
+            assertTrue(departures.stream().anyMatch(e -> e.getInt("rank") == 1 && e.getInt("peer") == 2
+                    && !e.getBoolean("orderly") && e.getString("reason").contains("no heartbeat")), departures.toString());
+        } finally {
+            java.nio.file.Files.deleteIfExists(file);
+        }
+    }
+
+    @Test
     void silentPeerIsDeclaredFailedAfterTheFailureTimeout() throws Exception {
         List<ControlPlane> job = formJob(3);
         long t0 = System.nanoTime();

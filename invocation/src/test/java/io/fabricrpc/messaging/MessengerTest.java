@@ -544,6 +544,50 @@ public abstract class MessengerTest {
     }
 
     @Test
+    void aGrowingRingAndARetryWaitAreRecordedAsJfrEvents() throws Exception {
+        MessengerConfig config = MessengerConfig.defaults().withChunks(4096, 2, 4).withFullPolicy(FullPolicy.RETRY);
+        long records = 3_000; // several times what four 4 KiB chunks hold
+        java.nio.file.Path file = java.nio.file.Files.createTempFile("fabricrpc-events", ".jfr");
+        try (jdk.jfr.Recording recording = new jdk.jfr.Recording()) {
+            recording.enable("fabricrpc.ChunkGrowth");
+            recording.enable("fabricrpc.RingFull").withThreshold(Duration.ZERO);
+            recording.start();
+            OrderChecker checker = new OrderChecker();
+            Thread late = Thread.ofPlatform().start(() -> {
+                try {
+                    Thread.sleep(200); // the sender fills all four chunks and waits
+                } catch (InterruptedException e) {
+                    return;
+                }
+                drain(checker, records);
+            });
+            try (Messenger messenger = messenger(14, config)) {
+                for (long i = 0; i < records; i++) {
+                    assertTrue(messenger.send(record(14, i, 8)));
+                }
+                messenger.flush();
+                late.join(60_000);
+                assertEquals(records, checker.total);
+            }
+            recording.stop();
+            recording.dump(file);
+            List<jdk.jfr.consumer.RecordedEvent> events = jdk.jfr.consumer.RecordingFile.readAllEvents(file);
+            List<jdk.jfr.consumer.RecordedEvent> growth = events.stream()
+                    .filter(e -> e.getEventType().getName().equals("fabricrpc.ChunkGrowth")).toList();
+            List<jdk.jfr.consumer.RecordedEvent> waits = events.stream()
+                    .filter(e -> e.getEventType().getName().equals("fabricrpc.RingFull")).toList();
+            assertFalse(growth.isEmpty(), "the ring grew from 2 to 4 chunks: " + events);
+            assertEquals(4, growth.get(growth.size() - 1).getInt("chunks"));
+            assertEquals(4, growth.get(0).getInt("cMax"));
+            assertFalse(waits.isEmpty(), "a RETRY send waited for room: " + events);
+            assertFalse(waits.get(0).getBoolean("timedOut"));
+            assertTrue(waits.stream().anyMatch(e -> e.getDuration().toMillis() >= 50), "the wait lasted: " + waits);
+        } finally {
+            java.nio.file.Files.deleteIfExists(file);
+        }
+    }
+
+    @Test
     void retryWaitsUntilTheReceiverConsumes() throws Exception {
         MessengerConfig config = MessengerConfig.defaults().withChunks(4096, 2, 2).withFullPolicy(FullPolicy.RETRY);
         long records = 5_000; // several times what two 4 KiB chunks hold

@@ -553,20 +553,31 @@ public abstract class MessengerTest {
             recording.enable("fabricrpc.RingFull").withThreshold(Duration.ZERO);
             recording.start();
             OrderChecker checker = new OrderChecker();
-            Thread late = Thread.ofPlatform().start(() -> {
-                try {
-                    Thread.sleep(200); // the sender fills all four chunks and waits
-                } catch (InterruptedException e) {
-                    return;
+            java.util.concurrent.atomic.AtomicLong sent = new java.util.concurrent.atomic.AtomicLong();
+            AtomicReference<Throwable> failure = new AtomicReference<>();
+            try (Messenger messenger = messenger(14, config)) {
+                Thread sender = Thread.ofPlatform().start(() -> {
+                    try {
+                        for (long i = 0; i < records; i++) {
+                            assertTrue(messenger.send(record(14, i, 8)));
+                            sent.incrementAndGet();
+                        }
+                        messenger.flush();
+                    } catch (Throwable t) {
+                        failure.compareAndSet(null, t);
+                    }
+                });
+                // Drain only once the sender has stalled with every chunk full (it waits in RETRY): no timing guess.
+                long seen = -1;
+                long deadline = System.nanoTime() + 60_000_000_000L;
+                while (sent.get() != seen || messenger.chunkCount() < 4) {
+                    seen = sent.get();
+                    Thread.sleep(100);
+                    assertTrue(System.nanoTime() < deadline && seen < records, "the sender never stalled: " + seen);
                 }
                 drain(checker, records);
-            });
-            try (Messenger messenger = messenger(14, config)) {
-                for (long i = 0; i < records; i++) {
-                    assertTrue(messenger.send(record(14, i, 8)));
-                }
-                messenger.flush();
-                late.join(60_000);
+                sender.join(60_000);
+                assertNull(failure.get());
                 assertEquals(records, checker.total);
             }
             recording.stop();

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# Exhaustively model-checks the mailbox protocol and the messenger's publication protocol
-# (model/*.pml) with Spin.
+# Exhaustively model-checks the mailbox protocol, the messenger's publication protocol and the
+# drain of waiting calls (model/*.pml) with Spin.
 #
 # Usage: scripts/model-check.sh [--full]
 #   --full  also runs the largest configurations (4-17M states each, ~+125s CPU)
@@ -178,6 +178,14 @@ run transmit-staged-no-await-NEG messenger_transmit_staged.pml violation "-DNCH=
 run transmit-staged-onewrite-NEG messenger_transmit_staged.pml violation "-DNCH=1 -DCAP=2 -DNREC=3 -DNO_GHOST -DONE_WRITE" "$tiny" "-w18"
 run transmit-staged-stale-a-off-NEG messenger_transmit_staged.pml violation "-DNCH=1 -DCAP=2 -DNREC=3 -DNO_GHOST -DSTALE_A_OFF" "$tiny" "-w20"
 run transmit-staged-owner-ticket-NEG messenger_transmit_staged.pml violation "-DNCH=2 -DCAP=1 -DNREC=2 -DNO_GHOST -DOWNER_TICKET_ONLY" "$tiny" "-w20"
+# Waiting calls (RETRY_ASYNC queue, ovfl exceeding calls) drained by the sender or the agent
+# under a drain claim: FIFO, exactly once, one writer of the messenger at a time, no deadlock.
+run drain-claim-r1-x3     waiting_calls_drain.pml pass "-DRING=1 -DNREC=3" "$tiny" "-w18"
+run drain-claim-r1-x5     waiting_calls_drain.pml pass "-DRING=1 -DNREC=5" "$tiny" "-w19"
+run drain-claim-r2-x4     waiting_calls_drain.pml pass "-DRING=2 -DNREC=4" "$tiny" "-w19"
+run drain-claim-clear-early-NEG waiting_calls_drain.pml violation "-DCLEAR_EARLY" "$tiny" "-w18"
+run drain-claim-no-drain-first-NEG waiting_calls_drain.pml violation "-DNO_DRAIN_FIRST" "$tiny" "-w18"
+run drain-claim-agent-no-claim-NEG waiting_calls_drain.pml violation "-DAGENT_NO_CLAIM" "$tiny" "-w18"
 wait
 
 failures=0

@@ -11,7 +11,7 @@ import java.lang.invoke.VarHandle;
  * created on demand by the aggregating fabric view. The sender thread uses it; its fabric's agent ({@link AggregationDuty})
  * pushes out calls that waited up to {@code maxDelay} ({@link #pushOutOverdue}). How the two stay out of each
  * other's way is each mode's own: TRADITIONAL's calls take no lock (the messenger orders its appends and another
- * thread's publication), OVERFLOW's exceeding path takes the aggregator's lock.
+ * thread's publication), OVERFLOW's exceeding path takes the aggregator's drain claim ({@link io.fabricrpc.messaging.DrainClaim}).
  */
 abstract sealed class Aggregator extends MessengerDecorator permits TraditionalAggregator, OverflowAggregator {
     private static final VarHandle UNSENT_MAY_WAIT;
@@ -51,8 +51,8 @@ abstract sealed class Aggregator extends MessengerDecorator permits TraditionalA
     abstract boolean pushOutOverdue(long now);
 
     /**
-     * The sender, holding the aggregator's lock (OVERFLOW), when a call stays unsent: the agent must look at this
-     * aggregator from now on. The agent clears the flag only under the same lock.
+     * The sender, holding the aggregator's drain claim (OVERFLOW), when a call stays unsent: the agent must look at
+     * this aggregator from now on. The agent clears the flag only holding the same claim.
      */
     final void noteUnsent() {
         if (!unsentMayWait) {
@@ -62,7 +62,7 @@ abstract sealed class Aggregator extends MessengerDecorator permits TraditionalA
     }
 
     /**
-     * The sender, without a lock (TRADITIONAL), after appending the first call of a batch: always a volatile store,
+     * The sender, without a claim (TRADITIONAL), after appending the first call of a batch: always a volatile store,
      * after the append's own stores; {@link #stopWatching} pairs with it.
      */
     final void markUnsent() {
@@ -108,7 +108,7 @@ abstract sealed class Aggregator extends MessengerDecorator permits TraditionalA
         return unsentMayWait;
     }
 
-    /** Agent, with the aggregator's lock held and nothing unsent in it (OVERFLOW). */
+    /** Agent, holding the aggregator's drain claim, with nothing unsent in it (OVERFLOW). */
     final void clearUnsentMayWait() {
         unsentMayWait = false;
     }

@@ -1,6 +1,7 @@
 package io.fabricrpc.aggregation;
 
 import io.fabricrpc.messaging.ChunkLayout;
+import io.fabricrpc.messaging.DrainClaim;
 import io.fabricrpc.messaging.MessagingException;
 import io.fabricrpc.messaging.Messenger;
 import io.fabricrpc.messaging.RecordChannel;
@@ -14,8 +15,6 @@ import org.agrona.concurrent.IdleStrategy;
 
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
-import java.lang.invoke.MethodHandles;
-import java.lang.invoke.VarHandle;
 import java.util.function.Consumer;
 
 /**
@@ -30,33 +29,21 @@ import java.util.function.Consumer;
  * </pre>
  */
 final class OverflowAggregator extends Aggregator {
-    private static final VarHandle OWNER;
-
-    static {
-        try {
-            OWNER = MethodHandles.lookup().findVarHandle(OverflowAggregator.class, "owner", Thread.class);
-        } catch (ReflectiveOperationException e) {
-            throw new ExceptionInInitializerError(e);
-        }
-    }
-
-    /** The lock of the exceeding path and the agent's drain: CAS to take, release to give back; re-entrant (holds). */
-    @SuppressWarnings("unused") // through OWNER
-    private volatile Thread owner;
-    private int holds;
+    /** Who drains the exceeding calls into the messenger: the sender or the agent (model/waiting_calls_drain.pml). */
+    private final DrainClaim claim = new DrainClaim();
     private final Transport transport;
     private LocalRegion exceeding;
     private long head;
     private long tail;
     private long exceedingRecords;
     private volatile long oldestExceeding;
-    /** Sender-confined: false only when, at the sender's last look under the lock, no exceeding call waited. */
+    /** Sender-confined: false only when, at the sender's last look holding the claim, no exceeding call waited. */
     private boolean exceedingMayWait;
     /** Where the caller keeps {@link #direct()} (see RecordChannel#bindDirect). */
     private Consumer<RecordChannel> directHolder = messenger -> { };
     /** A call blocked at the limit, or a flush, that waits this long for room fails: the peer is alive but stuck. */
     private static final long STUCK_NANOS = 30_000_000_000L;
-    /** Waits for the receiver under the lock (BLOCK at the limit, flush): spins, yields, then parks 1 to 100 us. */
+    /** Waits for the receiver holding the claim (BLOCK at the limit, flush): spins, yields, then parks 1 to 100 us. */
     private final IdleStrategy roomWait = new BackoffIdleStrategy(64, 16, 1_000, 100_000);
 
     OverflowAggregator(Messenger messenger, AggregationConfig config, Transport transport, AggregationDuty duty) {
@@ -68,7 +55,7 @@ final class OverflowAggregator extends Aggregator {
     public boolean send(int tag, RecordWriter writer) {
         // Lock-free while no call waits: only this thread creates exceeding calls, and the agent touches the
         // messenger only to drain them, so it leaves the messenger alone until this thread parks a call (and
-        // hands over everything it wrote through the release in release()).
+        // hands over everything it wrote through the claim's release).
         if (!exceedingMayWait && messenger.send(tag, writer)) {
             return true;
         }
@@ -86,9 +73,9 @@ final class OverflowAggregator extends Aggregator {
         directHolder = holder;
     }
 
-    /** Under the lock: drains waiting calls first, then sends directly if room is left, else parks the call. */
+    /** Holding the claim: drains waiting calls first, then sends directly if room is left, else parks the call. */
     private boolean sendBehindExceeding(int tag, RecordWriter writer) {
-        acquire();
+        claim.claim(this::toString);
         try {
             if (tail == head || drain()) {
                 if (messenger.send(tag, writer)) {
@@ -97,40 +84,12 @@ final class OverflowAggregator extends Aggregator {
             }
             return park(tag, writer);
         } finally {
-            boolean mayWait = tail != head; // read under the lock: sees the agent's last drain
+            boolean mayWait = tail != head; // read holding the claim: sees the agent's last drain
             if (mayWait != exceedingMayWait) {
                 exceedingMayWait = mayWait;
                 directHolder.accept(direct()); // this thread's next call reads it
             }
-            release();
-        }
-    }
-
-    /** Takes the aggregator for the calling thread, waiting while the agent holds it (a short drain). */
-    private void acquire() {
-        Thread me = Thread.currentThread();
-        if ((Thread) OWNER.getAcquire(this) == me) {
-            holds++;
-            return;
-        }
-        while (!OWNER.compareAndSet(this, null, me)) { // acquire semantics: sees the last holder's writes
-            Thread.onSpinWait();
-        }
-        holds = 1;
-    }
-
-    /** For the agent: takes the aggregator only if nobody holds it. */
-    private boolean tryAcquire() {
-        if (OWNER.compareAndSet(this, null, Thread.currentThread())) {
-            holds = 1;
-            return true;
-        }
-        return false;
-    }
-
-    private void release() {
-        if (--holds == 0) {
-            OWNER.setRelease(this, null); // publishes this holder's writes to the next
+            claim.release();
         }
     }
 
@@ -229,7 +188,7 @@ final class OverflowAggregator extends Aggregator {
     /** Takes the aggregator if its sender does not hold it, and drains exceeding calls older than maxDelay. */
     @Override
     boolean pushOutOverdue(long now) {
-        if (!tryAcquire()) {
+        if (!claim.tryClaim()) {
             return true; // its sender holds it, so its sender will push it out, or leave it to us later
         }
         try {
@@ -242,7 +201,7 @@ final class OverflowAggregator extends Aggregator {
             clearUnsentMayWait(); // held: its sender cannot be parking a call meanwhile
             return false;
         } finally {
-            release();
+            claim.release();
         }
     }
 
@@ -253,7 +212,7 @@ final class OverflowAggregator extends Aggregator {
 
     @Override
     public void flush() {
-        acquire();
+        claim.claim(this::toString);
         try {
             long start = System.nanoTime();
             roomWait.reset();
@@ -262,7 +221,7 @@ final class OverflowAggregator extends Aggregator {
             }
             messenger.flush();
         } finally {
-            release();
+            claim.release();
         }
     }
 
@@ -270,11 +229,11 @@ final class OverflowAggregator extends Aggregator {
     @Override
     public void publishBuffered() {
         if (exceedingMayWait) {
-            acquire();
+            claim.claim(this::toString);
             try {
                 drain();
             } finally {
-                release();
+                claim.release();
             }
         }
         messenger.publishDeferred();

@@ -6,7 +6,6 @@ import org.agrona.concurrent.IdleStrategy;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
-import java.util.concurrent.locks.ReentrantLock;
 import java.util.function.Consumer;
 
 /**
@@ -14,19 +13,20 @@ import java.util.function.Consumer;
  * chunk up to cMax full) is copied into a local queue, calls made while any wait queue behind it (per-sender FIFO),
  * and the queue drains into the messenger, oldest first, at the sender's next call, flush or wait, or from the
  * fabric's agent. Invariant: while {@code queued} is false the messenger and the queue are the sender's alone; while
- * it is true, whoever holds {@code lock} (the sender, or the agent draining) has them. Only the sender sets
- * {@code queued} (volatile), under the lock; the drain that empties the queue clears it.
+ * it is true, whoever holds the {@link DrainClaim} (the sender, or the agent draining) has them. Only the sender sets
+ * {@code queued}, holding the claim; the drain that empties the queue clears it as its last touch of the messenger.
+ * Model: {@code model/waiting_calls_drain.pml}.
  */
 public final class AsyncQueueChannel extends MessengerDecorator {
     private final MessagingNode node;
     private final long limit;
-    private final ReentrantLock lock = new ReentrantLock();
-    /** A flush's wait for room (under the lock): spins, yields, then parks 1 to 100 us. */
+    private final DrainClaim claim = new DrainClaim();
+    /** A flush's wait for room (holding the claim): spins, yields, then parks 1 to 100 us. */
     private final IdleStrategy roomWait = new BackoffIdleStrategy(64, 16, 1_000, 100_000);
-    /** Calls wait in the queue: the sender takes the lock from now on (volatile: the agent drains and clears it). */
+    /** Calls wait in the queue: the sender claims from now on (volatile: the drain that empties it clears it). */
     private volatile boolean queued;
 
-    // Guarded by the lock while queued; the sender's alone otherwise. Records framed as in a chunk (ChunkLayout).
+    // The claim holder's while queued; the sender's alone otherwise. Records framed as in a chunk (ChunkLayout).
     private MemorySegment queue = MemorySegment.NULL;
     private long head;
     private long tail;
@@ -55,9 +55,9 @@ public final class AsyncQueueChannel extends MessengerDecorator {
         return sendBehindQueue(tag, writer);
     }
 
-    /** Under the lock: drains waiting calls first, sends directly if room is left, else queues the call. */
+    /** Holding the claim: drains waiting calls first, sends directly if room is left, else queues the call. */
     private boolean sendBehindQueue(int tag, RecordWriter writer) {
-        lock.lock();
+        claim.claim(this::toString);
         try {
             if (!(queued && !drain()) && messenger.send(tag, writer)) {
                 return true;
@@ -65,11 +65,11 @@ public final class AsyncQueueChannel extends MessengerDecorator {
             enqueue(tag, writer);
             return true;
         } finally {
-            boolean waiting = queued; // read under the lock: sees the agent's last drain
+            boolean waiting = queued; // read holding the claim: sees the agent's last drain
             if (waiting != queuedSeen) {
                 handDirect(waiting);
             }
-            lock.unlock();
+            claim.release();
         }
     }
 
@@ -88,31 +88,30 @@ public final class AsyncQueueChannel extends MessengerDecorator {
         directHolder = holder;
     }
 
-    /** Lock held: copies one record behind the waiting ones; a clear error beyond the limit, never a drop. */
+    /** Claim held: copies one record behind the waiting ones; a clear error beyond the limit, never a drop. */
     private void enqueue(int tag, RecordWriter writer) {
         long maxRecord = messenger.maxPayload();
         ensureQueueCapacity(ChunkLayout.RECORD_HEADER_LENGTH + maxRecord);
         long length = writer.write(queue, tail + ChunkLayout.RECORD_HEADER_LENGTH, maxRecord);
         if (length <= 0) {
-            throw length < 0 ? new MessagingException("call of more than " + maxRecord + " bytes does not fit an empty "
-                    + "chunk (" + messenger + "); raise chunkSize") : new MessagingException("record writer reported 0 bytes");
+            throw length < 0 ? messenger.oversize() : new MessagingException("record writer reported 0 bytes");
         }
         long size = ChunkLayout.recordSize(length);
         if (tail - head + size > limit) {
             throw new MessagingException("asynchronous queue of " + messenger + " is full: " + (tail - head)
                     + " bytes in " + queuedRecords + " calls queued, limit " + limit
-                    + " (asyncQueueLimitBytes); the call was not sent");
+                    + " (MessengerConfig.asyncQueueLimitBytes); the call was not sent");
         }
         queue.set(ValueLayout.JAVA_INT_UNALIGNED, tail, ChunkLayout.header(length, tag));
         tail += size;
         queuedRecords++;
         if (!queued) {
-            queued = true; // volatile: the sender takes the lock on every call until the queue drains
+            queued = true; // volatile: the sender claims on every call until the queue drains
             node.flushLater(this);
         }
     }
 
-    /** Lock held: moves queued records into the messenger, oldest first, while it has room. True once empty. */
+    /** Claim held: moves queued records into the messenger, oldest first, while it has room. True once empty. */
     private boolean drain() {
         while (head < tail) {
             int header = queue.get(ValueLayout.JAVA_INT_UNALIGNED, head);
@@ -133,12 +132,12 @@ public final class AsyncQueueChannel extends MessengerDecorator {
         }
         head = 0;
         tail = 0;
-        queued = false; // volatile: hands the messenger back to the sender's lock-free path
+        queued = false; // release, and the last touch of the messenger: hands it back to the sender's direct path
         return true;
     }
 
     /**
-     * The agent's look: drains what fits unless the sender holds the lock right now (it drains then itself).
+     * The agent's look: drains what fits unless the sender holds the claim right now (it drains then itself).
      *
      * @return true while calls still wait
      */
@@ -146,13 +145,13 @@ public final class AsyncQueueChannel extends MessengerDecorator {
         if (!queued) {
             return false;
         }
-        if (!lock.tryLock()) {
+        if (!claim.tryClaim()) {
             return true;
         }
         try {
             return queued && !drain();
         } finally {
-            lock.unlock();
+            claim.release();
         }
     }
 
@@ -174,11 +173,11 @@ public final class AsyncQueueChannel extends MessengerDecorator {
 
     /** Bytes of calls waiting in the queue. */
     public long queuedBytes() {
-        lock.lock();
+        claim.claim(this::toString);
         try {
             return tail - head;
         } finally {
-            lock.unlock();
+            claim.release();
         }
     }
 
@@ -187,11 +186,11 @@ public final class AsyncQueueChannel extends MessengerDecorator {
         if (!queued) {
             return messenger.bufferedBytes();
         }
-        lock.lock();
+        claim.claim(this::toString);
         try {
             return tail - head + messenger.bufferedBytes();
         } finally {
-            lock.unlock();
+            claim.release();
         }
     }
 
@@ -199,7 +198,7 @@ public final class AsyncQueueChannel extends MessengerDecorator {
     @Override
     public void flush() {
         if (queued) {
-            lock.lock();
+            claim.claim(this::toString);
             try {
                 long start = System.nanoTime();
                 long timeout = messenger.timeout().toNanos();
@@ -214,7 +213,7 @@ public final class AsyncQueueChannel extends MessengerDecorator {
                     roomWait.idle(); // the receiver sets the pace: spin, yield, then park as a RETRY wait does
                 }
             } finally {
-                lock.unlock();
+                claim.release();
             }
         }
         messenger.flush();
@@ -226,12 +225,12 @@ public final class AsyncQueueChannel extends MessengerDecorator {
             messenger.publishBuffered();
             return;
         }
-        lock.lock();
+        claim.claim(this::toString);
         try {
             drain();
             messenger.publishBuffered();
         } finally {
-            lock.unlock();
+            claim.release();
         }
     }
 
@@ -250,11 +249,11 @@ public final class AsyncQueueChannel extends MessengerDecorator {
         if (!queued) {
             return messenger.recordsSent();
         }
-        lock.lock(); // the agent moves records from the queue into the messenger meanwhile
+        claim.claim(this::toString); // the agent moves records from the queue into the messenger meanwhile
         try {
             return messenger.recordsSent() + queuedRecords;
         } finally {
-            lock.unlock();
+            claim.release();
         }
     }
 

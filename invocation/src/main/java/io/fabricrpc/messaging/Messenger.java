@@ -372,10 +372,10 @@ public final class Messenger implements RecordChannel {
         return config.publicationDelay();
     }
 
-    private MessagingException oversize() {
+    /** A call too large for any chunk: names the sizes and the setting that raises them. */
+    public MessagingException oversize() {
         return new MessagingException("call of more than " + maxPayload() + " bytes does not fit an empty chunk of "
-                + config.chunkSize() + " bytes (messenger " + Long.toHexString(sender) + " -> "
-                + Long.toHexString(destination) + "); raise the messenger's chunkSize");
+                + config.chunkSize() + " bytes (" + this + "); raise MessengerConfig.chunkSize (FabricConfig.withMessenger)");
     }
 
     /** Transmits what is pending, lets every write finish, frees staging; the transmit position stays claimed. */
@@ -394,7 +394,7 @@ public final class Messenger implements RecordChannel {
 
     @Override
     public String toString() {
-        return "Messenger[" + Long.toHexString(sender) + " -> " + Long.toHexString(destination) + ", chunks "
+        return "Messenger[" + ThreadNames.of(sender) + " -> " + ThreadNames.of(destination) + ", chunks "
                 + ring.size() + ", sealed " + ring.sealed() + "]";
     }
 }

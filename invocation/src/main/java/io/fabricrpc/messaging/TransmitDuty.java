@@ -7,7 +7,7 @@ import java.util.concurrent.ConcurrentLinkedQueue;
 /**
  * The messaging node's duty on the fabric's {@link SendingAgent}: transmits what senders left pending and did not move
  * for a tick (a deferred flag, held calls: {@link Messenger#transmitIfStale}, by a claim of the transmit position),
- * and drains RETRY_ASYNC queues ({@link AsyncQueueChannel#drainFromAgent}, under the channel's lock).
+ * and drains RETRY_ASYNC queues ({@link AsyncQueueChannel#drainFromAgent}, holding the channel's drain claim).
  *
  * <p>Invariant: a watched messenger's pending work waits at most its publication delay (the tick is half the shortest
  * delay while something waits), and a queue is looked at every {@link #QUEUE_TICK_NANOS} while it holds calls.

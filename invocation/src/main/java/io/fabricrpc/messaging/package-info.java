@@ -55,10 +55,15 @@
  * and negative checks for a plain store over a pending range, a claim released before its post, an agent posting
  * without a claim, and a refill of staging before the writes completed.
  *
- * <h2>Where another thread still takes over a messenger</h2>
+ * <h2>Waiting calls: a drain claim</h2>
  * {@link io.fabricrpc.messaging.AsyncQueueChannel} (RETRY_ASYNC) and the overflow aggregator keep calls that found
- * every chunk full in a queue of their own, and the agent moves them into the messenger when room returns. Moving
- * them frames records and may seal chunks, so the agent does it only while it holds the decorator's lock, which the
- * sender holds whenever it touches the messenger while calls are queued: the messenger then has one writer at a time.
+ * every chunk full in a queue of their own, drained into the messenger, oldest first, by the sender at its next call
+ * or flush, or by the agent when the sender is quiet. Moving them frames records and may seal chunks, so it happens
+ * only under a {@link io.fabricrpc.messaging.DrainClaim}: a position advanced by CAS (even to odd) and by its
+ * holder's release store, which the sender also holds whenever it touches the messenger while calls wait. The
+ * messenger then has one writer at a time, handed over by acquire/release on that one word; the drain that empties
+ * the queue clears the waiting flag as its last touch of the messenger ({@code model/waiting_calls_drain.pml}: FIFO,
+ * exactly once, one writer at a time, and negative checks for a flag cleared early, a send past waiting calls and an
+ * agent draining without the claim).
  */
 package io.fabricrpc.messaging;

@@ -659,6 +659,44 @@ public abstract class MessengerTest {
         }
     }
 
+    /**
+     * RETRY_ASYNC while the receiver drains concurrently: the sender's calls, its own drains and the agent's drains of a
+     * quiet sender's queue interleave; every call arrives once, in order.
+     */
+    @Test
+    void retryAsyncUnderAConcurrentReceiverAndAgentKeepsOrderAndLosesNothing() throws Exception {
+        MessengerConfig config = MessengerConfig.defaults().withChunks(4096, 1, 2).withFullPolicy(FullPolicy.RETRY_ASYNC);
+        long records = 200_000;
+        OrderChecker checker = new OrderChecker();
+        try (AsyncQueueChannel channel = asyncChannel(10, config)) {
+            java.util.concurrent.atomic.AtomicBoolean stop = new java.util.concurrent.atomic.AtomicBoolean();
+            Thread receiving = new Thread(() -> {
+                while (!stop.get() && checker.total < records) {
+                    if (receiver.processCalls(checker) == 0) {
+                        Thread.onSpinWait();
+                    }
+                }
+            });
+            receiving.start();
+            try {
+                for (long i = 0; i < records; i++) {
+                    assertTrue(channel.send(0, record(10, i, (int) (i % 5) * 8)));
+                    if (i % 10_000 == 0) {
+                        Thread.sleep(1); // a quiet sender: the agent drains what waits
+                    }
+                }
+                assertEquals(records, channel.recordsSent());
+                receiving.join(120_000);
+            } finally {
+                stop.set(true);
+                receiving.join();
+            }
+            assertNull(checker.error);
+            assertEquals(records, checker.total, "every call arrived; " + channel.queuedBytes() + " B still queued");
+            assertEquals(0, channel.queuedBytes());
+        }
+    }
+
     @Test
     void theAsyncQueueLimitIsAClearErrorNotADrop() {
         MessengerConfig config = new MessengerConfig(4096, 1, 1, FullPolicy.RETRY_ASYNC, Duration.ofSeconds(5), 1000);

@@ -9,9 +9,9 @@ import java.util.concurrent.CopyOnWriteArrayList;
  * sender goes idle. While any aggregator may hold unsent calls, every {@value #PERIOD_NANOS} ns (a tick) it lets each
  * such aggregator push out what has waited up to its maxDelay ({@link Aggregator#pushOutOverdue}). One per fabric.
  *
- * <p>An aggregator sets its {@link Aggregator#unsentMayWait()} flag (a volatile store), then wakes the agent, which
- * either sees the flag in its last look before parking or is unparked. That look, and the look after an idle park,
- * also revives the watch of a TRADITIONAL aggregator whose calls wait with the flag clear ({@link Aggregator#revive}),
+ * <p>An aggregator's sender counts a mark (a volatile store of a word only it writes), then wakes the agent, which
+ * either sees the new mark ({@link Aggregator#unsentMayWait()}) in its last look before parking or is unparked. That look, and the look after an idle park,
+ * also revives the watch of a TRADITIONAL aggregator whose calls wait with no new mark ({@link Aggregator#revive}),
  * so a mark lost to a race with the agent's own publication delays a batch by one idle look at most.
  */
 final class AggregationDuty implements SendingAgent.Duty {

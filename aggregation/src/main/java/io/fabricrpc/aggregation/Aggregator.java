@@ -3,9 +3,6 @@ package io.fabricrpc.aggregation;
 import io.fabricrpc.messaging.Messenger;
 import io.fabricrpc.messaging.MessengerDecorator;
 
-import java.lang.invoke.MethodHandles;
-import java.lang.invoke.VarHandle;
-
 /**
  * An aggregator on top of one messenger (Seriema's {@code RDMAAggregator}): one per sender thread and destination,
  * created on demand by the aggregating fabric view. The sender thread uses it; its fabric's agent ({@link AggregationDuty})
@@ -14,26 +11,18 @@ import java.lang.invoke.VarHandle;
  * thread's publication), OVERFLOW's exceeding path takes the aggregator's drain claim ({@link io.fabricrpc.messaging.DrainClaim}).
  */
 abstract sealed class Aggregator extends MessengerDecorator permits TraditionalAggregator, OverflowAggregator {
-    private static final VarHandle UNSENT_MAY_WAIT;
-
-    static {
-        try {
-            UNSENT_MAY_WAIT = MethodHandles.lookup().findVarHandle(Aggregator.class, "unsentMayWait", boolean.class);
-        } catch (ReflectiveOperationException e) {
-            throw new ExceptionInInitializerError(e);
-        }
-    }
-
     final AggregationConfig config;
     final long maxDelayNanos;
     /** The fabric's aggregation duty on its agent: pushes out what waits up to maxDelay. */
     private final AggregationDuty duty;
     private volatile boolean closed;
-    /**
-     * True from a call that stays unsent in this aggregator until the agent finds none left
-     * ({@link #stopWatching}, {@link #clearUnsentMayWait}); the agent looks only at aggregators where it is set.
-     */
-    private volatile boolean unsentMayWait;
+    // ---- sender thread ----
+    /** Counts the sender's notes that a call stays unsent (volatile store: the agent's look pairs with it). */
+    private volatile long marks;
+    // ---- agent thread ----
+    /** The marks the agent has seen answered (nothing unsent after them), and a watch revived from outside. */
+    private long seenMarks;
+    private boolean revived;
 
     Aggregator(Messenger messenger, AggregationConfig config, AggregationDuty duty) {
         super(messenger);
@@ -52,65 +41,62 @@ abstract sealed class Aggregator extends MessengerDecorator permits TraditionalA
 
     /**
      * The sender, holding the aggregator's drain claim (OVERFLOW), when a call stays unsent: the agent must look at
-     * this aggregator from now on. The agent clears the flag only holding the same claim.
+     * this aggregator from now on.
      */
     final void noteUnsent() {
-        if (!unsentMayWait) {
-            unsentMayWait = true; // volatile store before the wake-up's volatile load (IdleHandshake)
-            duty.wakeIfAsleep();
-        }
+        markUnsent();
     }
 
     /**
-     * The sender, without a claim (TRADITIONAL), after appending the first call of a batch: always a volatile store,
-     * after the append's own stores; {@link #stopWatching} pairs with it.
+     * The sender, without a claim (TRADITIONAL), after appending the first call of a batch: a volatile store after the
+     * append's own stores, then the wake-up's volatile load (IdleHandshake); {@link #stopWatching} pairs with it.
      */
     final void markUnsent() {
-        unsentMayWait = true; // volatile store before the wake-up's volatile load (IdleHandshake)
+        marks = marks + 1; // sender only
         duty.wakeIfAsleep();
     }
 
     /**
-     * Agent, having found nothing unsent: clears the flag unless a call turns out to wait after all. The CAS reads
-     * the sender's latest {@link #markUnsent} store if there is one, so the look after it sees that call's append;
-     * a store after the CAS leaves the flag set.
+     * Agent, having found nothing unsent: stops watching unless a call turns out to wait after all. The marks are read
+     * (acquire) before the look, so the look sees the append of every mark counted; a later mark is looked at again.
      *
-     * @return true if the flag stays cleared
+     * @return true if the agent stopped watching
      */
     final boolean stopWatching(java.util.function.BooleanSupplier nothingWaits) {
-        if (!UNSENT_MAY_WAIT.compareAndSet(this, true, false)) {
-            return !unsentMayWait;
+        long seen = marks;
+        if (!nothingWaits.getAsBoolean()) {
+            return false;
         }
-        if (nothingWaits.getAsBoolean()) {
-            return true;
-        }
-        unsentMayWait = true;
-        return false;
+        seenMarks = seen;
+        revived = false;
+        return marks == seen;
     }
 
     /**
-     * Agent, at an idle look: whether calls wait unsent although the flag is clear (racy; a hint that sets the flag).
-     * Only a mode whose sender marks without a lock needs it.
+     * Agent, at an idle look: whether calls wait unsent although no mark is new (racy; a hint that revives the watch).
+     * Only a mode whose sender marks without a claim needs it.
      */
     boolean unpublishedSeenFromOutside() {
         return false;
     }
 
-    /** Agent, at an idle look: sets the flag again if calls wait after all. */
+    /** Agent, at an idle look: watches again if calls wait after all. */
     final boolean revive() {
-        if (!unsentMayWait && unpublishedSeenFromOutside()) {
-            unsentMayWait = true;
+        if (!unsentMayWait() && unpublishedSeenFromOutside()) {
+            revived = true;
         }
-        return unsentMayWait;
+        return unsentMayWait();
     }
 
+    /** Agent: whether calls may wait unsent (a mark not yet answered, or a revived watch). */
     final boolean unsentMayWait() {
-        return unsentMayWait;
+        return revived || marks != seenMarks;
     }
 
-    /** Agent, holding the aggregator's drain claim, with nothing unsent in it (OVERFLOW). */
+    /** Agent, holding the aggregator's drain claim with nothing unsent in it (OVERFLOW), or giving up on it. */
     final void clearUnsentMayWait() {
-        unsentMayWait = false;
+        seenMarks = marks;
+        revived = false;
     }
 
     boolean isClosed() {

@@ -266,7 +266,7 @@ public final class Messenger implements RecordChannel {
     }
 
     private void watch() {
-        VarHandle.fullFence(); // Dekker with the agent's "asleep" (IdleHandshake): the pending store, then that load
+        VarHandle.fullFence(); // Dekker with the agent's "sleeps" (IdleHandshake): the pending store, then that load
         if (!watched) {
             watched = true;
             node.watchDeferred(this); // once per messenger: the agent bounds how long records wait

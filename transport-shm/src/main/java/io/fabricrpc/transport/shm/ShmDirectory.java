@@ -3,7 +3,6 @@ package io.fabricrpc.transport.shm;
 import io.fabricrpc.transport.TransportException;
 
 import java.io.IOException;
-import java.io.RandomAccessFile;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.nio.channels.FileChannel;
@@ -37,35 +36,60 @@ final class ShmDirectory {
         this.path = path;
     }
 
+    /**
+     * {@code <base>/fabricrpc-<user>}; if another user holds that name (squatting it would disable this transport for
+     * us), {@code $XDG_RUNTIME_DIR/fabricrpc} when the session has one, which only we can create. Every process of the
+     * user makes the same choice, and peers compare the directory (EndpointAddress), so a mismatch is a clear error.
+     */
     static ShmDirectory open(Path base) {
         String user = new com.sun.security.auth.module.UnixSystem().getUsername().replaceAll("[^A-Za-z0-9._-]", "_");
+        if (!Files.isDirectory(base)) {
+            throw new TransportException("shared-memory base directory " + base + " does not exist (shm.dir)");
+        }
         Path dir = base.resolve("fabricrpc-" + user);
-        try {
-            if (!Files.isDirectory(base)) {
-                throw new TransportException("shared-memory base directory " + base + " does not exist (shm.dir)");
+        String otherOwner = prepare(dir);
+        if (otherOwner == null) {
+            return new ShmDirectory(dir);
+        }
+        String runtime = System.getenv("XDG_RUNTIME_DIR");
+        if (runtime != null && !runtime.isEmpty() && Files.isDirectory(Path.of(runtime), LinkOption.NOFOLLOW_LINKS)) {
+            Path fallback = Path.of(runtime).resolve("fabricrpc");
+            if (prepare(fallback) == null) {
+                System.getLogger("fabricrpc.shm").log(System.Logger.Level.WARNING, dir + " belongs to " + otherOwner
+                        + ", not to you: using " + fallback + " instead (remove the squatted directory, as root)");
+                return new ShmDirectory(fallback);
             }
+        }
+        throw new TransportException("refusing shared-memory directory " + dir + ": owned by " + otherOwner + ", not "
+                + "by you (another user created it first); remove it as root, or set shm.dir to a directory only you "
+                + "can write (XDG_RUNTIME_DIR is " + (runtime == null ? "not set" : runtime) + ")");
+    }
+
+    /** Creates or checks a private directory; null when it is ours and private, else the name of its owner. */
+    private static String prepare(Path dir) {
+        try {
             try {
                 Files.createDirectory(dir, PosixFilePermissions.asFileAttribute(DIR_PERMS));
             } catch (FileAlreadyExistsException ignored) {
                 // checked below
             }
             PosixFileAttributes attrs = Files.readAttributes(dir, PosixFileAttributes.class, LinkOption.NOFOLLOW_LINKS);
-            if (!attrs.isDirectory()) {
-                throw new TransportException(dir + " exists but is not a directory");
-            }
             String me = new com.sun.security.auth.module.UnixSystem().getUsername();
             if (!attrs.owner().getName().equals(me)) {
-                throw new TransportException("refusing shared-memory directory " + dir + ": owned by "
-                        + attrs.owner().getName() + ", not by " + me);
+                return attrs.owner().getName();
+            }
+            if (!attrs.isDirectory()) {
+                throw new TransportException(dir + " exists but is not a directory" + (attrs.isSymbolicLink()
+                        ? " (a symbolic link: remove it)" : ""));
             }
             if (!attrs.permissions().equals(DIR_PERMS)) {
                 throw new TransportException("refusing shared-memory directory " + dir + ": permissions "
                         + PosixFilePermissions.toString(attrs.permissions()) + ", expected rwx------ (chmod 700 it)");
             }
+            return null;
         } catch (IOException e) {
             throw new TransportException("cannot prepare shared-memory directory " + dir + ": " + e, e);
         }
-        return new ShmDirectory(dir);
     }
 
     Path path() {
@@ -80,28 +104,72 @@ final class ShmDirectory {
         return path.resolve("rg-" + Long.toHexString(endpointId) + "-" + regionId + ".shm");
     }
 
-    /** Creates a new 0600 file of {@code bytes} bytes (zeroed) and maps it read-write into {@code arena}. */
+    /**
+     * Creates a new 0600 file of {@code bytes} bytes (zeroed), backs every page now (a full {@code shm.dir} is an
+     * error here, naming the directory and the bytes, never a fault at first use) and maps it read-write.
+     */
     MemorySegment create(Path file, long bytes, Arena arena) {
         try {
-            Files.createFile(file, FILE_PERMS);
-            try (RandomAccessFile raf = new RandomAccessFile(file.toFile(), "rw")) {
-                raf.setLength(bytes);
-                return plain(raf.getChannel().map(FileChannel.MapMode.READ_WRITE, 0, bytes, arena));
+            Files.createFile(file, FILE_PERMS); // O_CREAT | O_EXCL: never follows a link planted at the name
+        } catch (FileAlreadyExistsException e) {
+            throw new TransportException("cannot create shared-memory file " + file + ": it exists already (a stale "
+                    + "file of an earlier process with the same id, or another process writing into " + path + ")", e);
+        } catch (IOException e) {
+            throw new TransportException("cannot create shared-memory file " + file + ": " + e, e);
+        }
+        try {
+            int error = NativeFiles.allocate(file, bytes);
+            if (error != 0) {
+                throw new TransportException(error == NativeFiles.ENOSPC ? noSpace(file, bytes)
+                        : "cannot back shared-memory file " + file + " with " + bytes + " bytes: errno " + error);
+            }
+            try (FileChannel channel = FileChannel.open(file, StandardOpenOption.READ, StandardOpenOption.WRITE,
+                    LinkOption.NOFOLLOW_LINKS)) {
+                return plain(channel.map(FileChannel.MapMode.READ_WRITE, 0, bytes, arena));
             }
         } catch (IOException e) {
             deleteQuietly(file);
-            throw new TransportException("cannot create shared-memory file " + file + " of " + bytes + " bytes: " + e
-                    + " (is " + path.getParent() + " full? see shm.dir)", e);
+            throw new TransportException("cannot map shared-memory file " + file + " of " + bytes + " bytes: " + e, e);
+        } catch (RuntimeException e) {
+            deleteQuietly(file);
+            throw e;
         }
     }
 
-    /** Maps an existing file; {@code writable} false maps it read-only. */
-    MemorySegment map(Path file, boolean writable, Arena arena) throws NoSuchFileException {
-        try (FileChannel channel = writable
-                ? FileChannel.open(file, StandardOpenOption.READ, StandardOpenOption.WRITE)
-                : FileChannel.open(file, StandardOpenOption.READ)) {
-            return plain(channel.map(writable ? FileChannel.MapMode.READ_WRITE : FileChannel.MapMode.READ_ONLY,
-                    0, channel.size(), arena));
+    private String noSpace(Path file, long bytes) {
+        String free = "";
+        try {
+            java.nio.file.FileStore store = Files.getFileStore(path);
+            free = " (" + store.getUsableSpace() + " of " + store.getTotalSpace() + " bytes free on " + store + ")";
+        } catch (IOException ignored) {
+            // the message stays useful without the figures
+        }
+        return "no space for " + bytes + " bytes of " + file + " in " + path + free + ": free space there, enlarge "
+                + "the tmpfs (containers: --shm-size) or point shm.dir at a larger one";
+    }
+
+    /**
+     * Maps an existing regular file of at least {@code minBytes} bytes; {@code writable} false maps it read-only.
+     * Links and other file types are refused (a planted FIFO would block, a link would map something else).
+     */
+    MemorySegment map(Path file, boolean writable, Arena arena, long minBytes) throws NoSuchFileException {
+        try {
+            PosixFileAttributes attrs = Files.readAttributes(file, PosixFileAttributes.class, LinkOption.NOFOLLOW_LINKS);
+            if (!attrs.isRegularFile()) {
+                throw new TransportException("refusing shared-memory file " + file + ": not a regular file"
+                        + (attrs.isSymbolicLink() ? " (a symbolic link)" : ""));
+            }
+            try (FileChannel channel = writable
+                    ? FileChannel.open(file, StandardOpenOption.READ, StandardOpenOption.WRITE, LinkOption.NOFOLLOW_LINKS)
+                    : FileChannel.open(file, StandardOpenOption.READ, LinkOption.NOFOLLOW_LINKS)) {
+                long size = channel.size();
+                if (size < minBytes) {
+                    throw new TransportException("shared-memory file " + file + " has " + size + " bytes, expected at "
+                            + "least " + minBytes + " (truncated, or not written by fabricrpc)");
+                }
+                return plain(channel.map(writable ? FileChannel.MapMode.READ_WRITE : FileChannel.MapMode.READ_ONLY,
+                        0, size, arena));
+            }
         } catch (NoSuchFileException e) {
             throw e;
         } catch (IOException e) {
@@ -151,8 +219,11 @@ final class ShmDirectory {
 
     private boolean isStale(Path file) {
         try (Arena arena = Arena.ofConfined()) {
+            if (!Files.isRegularFile(file, LinkOption.NOFOLLOW_LINKS)) {
+                return false; // never opened: a FIFO would block this start for good; not ours to delete either
+            }
             MemorySegment header;
-            try (FileChannel channel = FileChannel.open(file, StandardOpenOption.READ)) {
+            try (FileChannel channel = FileChannel.open(file, StandardOpenOption.READ, LinkOption.NOFOLLOW_LINKS)) {
                 if (channel.size() < SegmentHeaderDescriptor.HEADER_LENGTH) {
                     return isOld(file);
                 }

@@ -243,7 +243,8 @@ final class ShmLink implements Link {
         Path file = transport.directory().regionFile(peerId, region.regionId());
         MemorySegment mapped;
         try {
-            mapped = transport.directory().map(file, region.access().allowsWrite(), arena);
+            mapped = transport.directory().map(file, region.access().allowsWrite(), arena,
+                    SegmentHeaderDescriptor.HEADER_LENGTH + region.length());
         } catch (NoSuchFileException e) {
             throw new TransportException("remote region " + region + " is gone: no file " + file
                     + " (closed by its owner, or the owner died)");

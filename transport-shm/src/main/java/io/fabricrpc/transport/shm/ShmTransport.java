@@ -185,7 +185,7 @@ public final class ShmTransport implements Transport {
         String name = "shm endpoint " + Long.toHexString(peerId);
         MemorySegment peerFile;
         try {
-            peerFile = directory.map(file, true, linkArena);
+            peerFile = directory.map(file, true, linkArena, SegmentHeaderDescriptor.HEADER_LENGTH);
         } catch (NoSuchFileException e) {
             linkArena.close();
             throw new PeerFailedException(name, "absent: no endpoint file " + file);
@@ -203,6 +203,10 @@ public final class ShmTransport implements Transport {
                         + SegmentHeaderDescriptor.version(peerFile) + " and message queue "
                         + SegmentHeaderDescriptor.dataLength(peerFile) + " bytes; this endpoint has version "
                         + SegmentHeaderDescriptor.LAYOUT_VERSION + " and " + ringCapacity + " bytes");
+            }
+            if (peerFile.byteSize() < EndpointSegmentDescriptor.fileLength(ringCapacity)) {
+                throw new TransportException("endpoint file " + file + " has " + peerFile.byteSize() + " bytes, "
+                        + "expected " + EndpointSegmentDescriptor.fileLength(ringCapacity) + " (truncated)");
             }
             long peerPid = SegmentHeaderDescriptor.ownerPid(peerFile);
             if (SegmentHeaderDescriptor.state(peerFile) != SegmentHeaderDescriptor.STATE_ACTIVE) {

@@ -43,6 +43,9 @@ final class ChunkServiceMessages {
     static final int STATUS_NO_SUCH_THREAD = 1;
     static final int STATUS_ALLOCATION_FAILED = 2;
     static final int STATUS_MALFORMED = 3;
+    static final int STATUS_OVER_LIMIT = 4;
+    /** Chunks one (sender, destination) inbox may hold: MessengerConfig's c_max bound. */
+    static final int MAX_CHUNKS_PER_INBOX = 255;
 
     private ChunkServiceMessages() {
     }
@@ -57,6 +60,7 @@ final class ChunkServiceMessages {
             case STATUS_NO_SUCH_THREAD -> "no such destination thread";
             case STATUS_ALLOCATION_FAILED -> "allocation failed";
             case STATUS_MALFORMED -> "malformed request";
+            case STATUS_OVER_LIMIT -> "more chunks than one sender may hold (" + MAX_CHUNKS_PER_INBOX + ")";
             default -> "unknown status " + status;
         };
     }

@@ -160,13 +160,13 @@ public final class MessagingNode implements AutoCloseable {
             }
         }
         byte[] reply = service.await(requestId, link, timeout.toNanos(),
-                "a request for " + count + " chunks for thread " + Long.toHexString(destination));
+                "a request for " + count + " chunks for thread " + ThreadNames.of(destination));
         MemorySegment segment = MemorySegment.ofArray(reply);
         int status = segment.get(ValueLayout.JAVA_INT_UNALIGNED, ChunkServiceMessages.REP_STATUS);
         if (status != ChunkServiceMessages.STATUS_OK) {
             throw new MessagingException("endpoint " + Long.toHexString(link.peerId()) + " refused " + count
-                    + " chunks from thread " + Long.toHexString(sender) + " for thread " + Long.toHexString(destination)
-                    + ": " + ChunkServiceMessages.status(status));
+                    + " chunks of " + chunkSize + " bytes from thread " + ThreadNames.of(sender) + " for thread "
+                    + ThreadNames.of(destination) + ": " + ChunkServiceMessages.status(status));
         }
         int granted = segment.get(ValueLayout.JAVA_INT_UNALIGNED, ChunkServiceMessages.REP_COUNT);
         RemoteRegion[] chunks = new RemoteRegion[granted];
@@ -189,10 +189,15 @@ public final class MessagingNode implements AutoCloseable {
             int count = request.get(ValueLayout.JAVA_INT_UNALIGNED, ChunkServiceMessages.REQ_COUNT);
             int chunkSize = request.get(ValueLayout.JAVA_INT_UNALIGNED, ChunkServiceMessages.REQ_CHUNK_SIZE);
             ReceivingThread receiver = receivers.get(destination);
-            if (count < 1 || count > 255 || chunkSize < ChunkLayout.MIN_CHUNK_SIZE || chunkSize % 64 != 0) {
+            SenderInbox existing = inboxes.get(new InboxKey(sender, destination));
+            if (count < 1 || count > ChunkServiceMessages.MAX_CHUNKS_PER_INBOX || chunkSize < ChunkLayout.MIN_CHUNK_SIZE
+                    || chunkSize > ChunkLayout.MAX_CHUNK_SIZE || chunkSize % 64 != 0
+                    || (existing != null && existing.chunkSize != chunkSize)) {
                 status = ChunkServiceMessages.STATUS_MALFORMED;
             } else if (receiver == null) {
                 status = ChunkServiceMessages.STATUS_NO_SUCH_THREAD;
+            } else if (existing != null && existing.grantedChunks + count > ChunkServiceMessages.MAX_CHUNKS_PER_INBOX) {
+                status = ChunkServiceMessages.STATUS_OVER_LIMIT; // a sender's ring never grows past c_max <= 255
             } else {
                 try {
                     for (int i = 0; i < count; i++) {
@@ -213,6 +218,7 @@ public final class MessagingNode implements AutoCloseable {
                         inboxes.put(key, inbox);
                         receiver.arrivals.add(inbox); // the destination thread picks it up at its next poll
                     } else {
+                        inbox.grantedChunks += chunks.size();
                         inbox.grown.addAll(chunks); // in allocation order, before the reply lets the sender seal
                     }
                 }

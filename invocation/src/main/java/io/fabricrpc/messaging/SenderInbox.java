@@ -22,6 +22,10 @@ final class SenderInbox {
     private final CounterSlot.Writer consumedChunksPush;
     private final CounterSlot.Writer consumedRecordsPush;
     private final int recordCapacity;
+    /** The chunk size every grant for this inbox has; set at creation. */
+    final int chunkSize;
+    /** Service thread only: chunks granted so far (initial and growth), bounded per inbox. */
+    int grantedChunks;
     private final List<LocalRegion> ring = new ArrayList<>();
     /** Chunks allocated for growth, in allocation order; the service thread appends, this thread takes. */
     final ConcurrentLinkedQueue<LocalRegion> grown = new ConcurrentLinkedQueue<>();
@@ -44,6 +48,8 @@ final class SenderInbox {
         this.consumedRecordsPush = new CounterSlot.Writer(link, notifyRegion,
                 notifyOffset + ChunkLayout.NOTIFY_RECORDS_OFFSET);
         this.recordCapacity = ChunkLayout.recordCapacity(chunkSize);
+        this.chunkSize = chunkSize;
+        this.grantedChunks = initialChunks.size();
         this.ring.addAll(initialChunks);
     }
 

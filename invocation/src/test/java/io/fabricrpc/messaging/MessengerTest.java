@@ -710,6 +710,29 @@ public abstract class MessengerTest {
         }
     }
 
+    /** A peer's chunk requests are bounded: chunk size, and chunks per (sender, destination) as c_max is. */
+    @Test
+    void theChunkServiceBoundsChunkSizeAndChunksPerSender() {
+        io.fabricrpc.transport.Link link = senders.transport().connect(receiverEndpoint.address());
+        try (io.fabricrpc.transport.LocalRegion notify = senders.transport().allocate(64,
+                io.fabricrpc.transport.RemoteAccess.WRITE)) {
+            MessagingException e = assertThrows(MessagingException.class, () -> senders.requestChunks(link, 11, RECEIVER,
+                    1, ChunkLayout.MAX_CHUNK_SIZE + 64, notify.remote(), 0, Duration.ofSeconds(10)));
+            assertTrue(e.getMessage().contains("malformed") && e.getMessage().contains(
+                    String.valueOf(ChunkLayout.MAX_CHUNK_SIZE + 64)), e.getMessage());
+            assertEquals(200, senders.requestChunks(link, 11, RECEIVER, 200, 4096, notify.remote(), 0,
+                    Duration.ofSeconds(10)).length);
+            e = assertThrows(MessagingException.class, () -> senders.requestChunks(link, 11, RECEIVER, 56, 4096,
+                    notify.remote(), 0, Duration.ofSeconds(10)));
+            assertTrue(e.getMessage().contains("255"), e.getMessage());
+            e = assertThrows(MessagingException.class, () -> senders.requestChunks(link, 11, RECEIVER, 1, 8192,
+                    notify.remote(), 0, Duration.ofSeconds(10)));
+            assertTrue(e.getMessage().contains("malformed"), "growth of another chunk size: " + e.getMessage());
+            assertEquals(55, senders.requestChunks(link, 11, RECEIVER, 55, 4096, notify.remote(), 0,
+                    Duration.ofSeconds(10)).length, "up to the bound");
+        }
+    }
+
     @Test
     void aCallLargerThanAChunkIsRefused() {
         try (Messenger messenger = messenger(6, MessengerConfig.defaults().withChunks(4096, 2, 2))) {
@@ -725,7 +748,7 @@ public abstract class MessengerTest {
     void anUnknownDestinationThreadIsRefusedClearly() {
         try (Messenger messenger = senders.messenger(7, 0xDEADL, receiverEndpoint.address(), MessengerConfig.defaults())) {
             MessagingException e = assertThrows(MessagingException.class, () -> messenger.send(record(7, 0, 0)));
-            assertTrue(e.getMessage().contains("dead") && e.getMessage().contains("no such destination thread"),
+            assertTrue(e.getMessage().contains("0/57005") && e.getMessage().contains("no such destination thread"),
                     e.getMessage());
         }
     }

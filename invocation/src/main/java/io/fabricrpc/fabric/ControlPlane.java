@@ -16,8 +16,6 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicReferenceArray;
-import org.slf4j.Logger;
-import org.slf4j.LoggerFactory;
 
 /**
  * The job's bootstrap and out-of-band control channel over Netty (TCP).
@@ -49,7 +47,12 @@ public final class ControlPlane implements AutoCloseable {
     /** Prefix of the event-loop thread names (to check for leaks). */
     public static final String THREAD_NAME_PREFIX = "fabricrpc-control-";
 
-    private static final Logger LOG = LoggerFactory.getLogger(ControlPlane.class);
+    private static final Log LOG = Log.of(ControlPlane.class);
+    private static final long REFUSAL_LOG_PERIOD_NANOS = 10_000_000_000L;
+    // Event loop only: the refusal log's rate limit.
+    private long refusalLogged;
+    private long refusalsLogged;
+    private long refusalsUnlogged;
     private static final long CLOSE_WAIT_MILLIS = 2000;
     private static final int MAX_KEPT_REFUSALS = 256;
 
@@ -362,7 +365,7 @@ public final class ControlPlane implements AutoCloseable {
                 return false;
             }
             if (orderly) {
-                LOG.info("rank {}: {}", config.rank(), d.getMessage());
+                LOG.debug("rank {}: {}", config.rank(), d.getMessage());
             } else {
                 LOG.warn("rank {}: {}", config.rank(), d.getMessage());
             }
@@ -395,8 +398,18 @@ public final class ControlPlane implements AutoCloseable {
     }
 
     void refused(JoinRefusal refusal) {
-        LOG.warn("coordinator refused join from {} claiming rank {}: {} ({})", refusal.remoteAddress(),
-            refusal.claimedRank(), refusal.message(), refusal.reason());
+        long now = System.nanoTime();
+        if (now - refusalLogged >= REFUSAL_LOG_PERIOD_NANOS || refusalsLogged == 0) {
+            // One line per period: a flood of bad joins must not fill the disk (hostile input).
+            LOG.warn("coordinator refused join from {} claiming rank {}: {} ({}){}", refusal.remoteAddress(),
+                refusal.claimedRank(), refusal.message(), refusal.reason(), refusalsUnlogged == 0 ? ""
+                    : "; " + refusalsUnlogged + " more refusals since the last line were not logged");
+            refusalLogged = now;
+            refusalsLogged++;
+            refusalsUnlogged = 0;
+        } else {
+            refusalsUnlogged++;
+        }
         synchronized (listenerLock) {
             if (refusals.size() >= MAX_KEPT_REFUSALS) {
                 refusals.remove(0); // bounded: a flood of bad joins must not grow memory

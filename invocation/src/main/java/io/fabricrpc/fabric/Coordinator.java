@@ -23,24 +23,24 @@ import java.net.InetSocketAddress;
 import java.net.UnknownHostException;
 import java.security.SecureRandom;
 import java.util.ArrayList;
-import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
-import org.slf4j.Logger;
-import org.slf4j.LoggerFactory;
 
 /** Rank 0's side of the control plane. Everything except the constructor runs on the event loop. */
 final class Coordinator implements ControlPlane.Role {
 
-    private static final Logger LOG = LoggerFactory.getLogger(Coordinator.class);
+    private static final Log LOG = Log.of(Coordinator.class);
     /**
      * A connection that has not completed the handshake by then is refused, so that half-open connections cannot pile
      * up (capped by the join timeout). Slow hosts (an emulated test bed) raise it with this system property.
      */
     private static final long MAX_HANDSHAKE_MILLIS = Long.getLong("fabricrpc.handshakeTimeoutMillis", 10_000);
+    /** Connections still in the handshake, in all and per source host; beyond either the oldest is dropped. */
+    private final int maxPendingJoins;
+    private final int maxPendingJoinsPerHost;
 
     private final ControlPlane cp;
     private final JobConfig cfg;
@@ -51,7 +51,7 @@ final class Coordinator implements ControlPlane.Role {
     private final int boundPort;
     private final long failureTimeoutNanos;
 
-    private final Set<Conn> conns = new HashSet<>();
+    private final Set<Conn> conns = new java.util.LinkedHashSet<>(); // in arrival order
     /** Authenticated connection per rank (index 0 unused). */
     private final Conn[] claimed;
     private final Membership.Member[] registered;
@@ -77,6 +77,8 @@ final class Coordinator implements ControlPlane.Role {
         this.registered = new Membership.Member[cfg.size()];
         this.arrived = new boolean[cfg.size()];
         this.failureTimeoutNanos = cfg.failureTimeout().toNanos();
+        this.maxPendingJoins = Integer.getInteger("fabricrpc.maxPendingJoins", Math.max(64, 2 * cfg.size()));
+        this.maxPendingJoinsPerHost = Integer.getInteger("fabricrpc.maxPendingJoinsPerHost", Math.max(16, cfg.size()));
         String bindHost = bindHost(cfg);
         ServerBootstrap b = new ServerBootstrap()
             .group(loop)
@@ -97,7 +99,7 @@ final class Coordinator implements ControlPlane.Role {
         }
         server = f.channel();
         boundPort = ((InetSocketAddress) server.localAddress()).getPort();
-        LOG.info("coordinator for a job of {} listening on {}", cfg.size(), server.localAddress());
+        LOG.debug("coordinator for a job of {} listening on {}", cfg.size(), server.localAddress());
     }
 
     private static String bindHost(JobConfig cfg) {
@@ -181,7 +183,8 @@ final class Coordinator implements ControlPlane.Role {
         lastTickNanos = now;
         long period = cfg.heartbeatInterval().toNanos();
         heartbeatTask = loop.scheduleAtFixedRate(this::tick, period, period, TimeUnit.NANOSECONDS);
-        LOG.info("coordinator: job of {} formed: {}", cfg.size(), membership);
+        LOG.debug("coordinator: job of {} formed: {}", cfg.size(), membership);
+        server.close(); // no joins after this one: nothing listens while the job runs (members keep their connections)
         joinResult.complete(membership);
     }
 
@@ -269,7 +272,7 @@ final class Coordinator implements ControlPlane.Role {
                 claimed[r].state = State.DONE;
             }
         }
-        LOG.info("coordinator: shutdown barrier released");
+        LOG.debug("coordinator: shutdown barrier released");
         cp.jobShutdown();
         Promise<Void> all = loop.newPromise();
         PromiseCombiner combiner = new PromiseCombiner(loop);
@@ -340,6 +343,36 @@ final class Coordinator implements ControlPlane.Role {
         muted = true;
     }
 
+    /** Caps connections still in the handshake (an unauthenticated flood must not starve real joins of fds). */
+    private void dropOldestPendingIfOver(Conn newest) {
+        String host = hostOf(newest.ch);
+        int pending = 0;
+        int fromHost = 0;
+        Conn oldest = null;
+        Conn oldestFromHost = null;
+        for (Conn c : conns) {
+            if (c.state.compareTo(State.REGISTERED) >= 0) {
+                continue; // registered, running or done
+            }
+            pending++;
+            oldest = oldest == null ? c : oldest;
+            if (host.equals(hostOf(c.ch))) {
+                fromHost++;
+                oldestFromHost = oldestFromHost == null ? c : oldestFromHost;
+            }
+        }
+        Conn drop = fromHost > maxPendingJoinsPerHost ? oldestFromHost : pending > maxPendingJoins ? oldest : null;
+        if (drop != null) {
+            drop.refuse(JoinRefusedException.Reason.PROTOCOL, "too many connections still in the handshake ("
+                + fromHost + " from " + host + ", " + pending + " in all; limits fabricrpc.maxPendingJoinsPerHost="
+                + maxPendingJoinsPerHost + ", fabricrpc.maxPendingJoins=" + maxPendingJoins + "): the oldest is dropped");
+        }
+    }
+
+    private static String hostOf(Channel ch) {
+        return ch.remoteAddress() instanceof InetSocketAddress a ? String.valueOf(a.getAddress()) : String.valueOf(ch.remoteAddress());
+    }
+
     // ------------------------------------------------------------------------------------------ per connection
 
     private enum State { HELLO, AUTH, REGISTER, REGISTERED, RUNNING, DONE }
@@ -366,6 +399,7 @@ final class Coordinator implements ControlPlane.Role {
                 return;
             }
             conns.add(this);
+            dropOldestPendingIfOver(this);
             long limit = Math.min(MAX_HANDSHAKE_MILLIS, cfg.joinTimeout().toMillis());
             handshakeTimer = loop.schedule(() -> {
                 if (state.compareTo(State.REGISTERED) < 0) {
@@ -473,7 +507,7 @@ final class Coordinator implements ControlPlane.Role {
             registeredCount++;
             state = State.REGISTERED;
             handshakeTimer.cancel(false);
-            LOG.info("coordinator: rank {} joined from {} ({} of {})", rank, remote, registeredCount + 1, cfg.size());
+            LOG.debug("coordinator: rank {} joined from {} ({} of {})", rank, remote, registeredCount + 1, cfg.size());
             maybeForm();
         }
 

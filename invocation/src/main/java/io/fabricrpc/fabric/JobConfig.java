@@ -11,8 +11,6 @@ import java.util.Arrays;
 import java.util.Map;
 import java.util.Objects;
 import java.util.Set;
-import org.slf4j.Logger;
-import org.slf4j.LoggerFactory;
 
 /**
  * Everything a process needs to join a job: its rank, the job size, threads per process, where the coordinator
@@ -56,7 +54,7 @@ import org.slf4j.LoggerFactory;
  */
 public final class JobConfig {
 
-    private static final Logger LOG = LoggerFactory.getLogger(JobConfig.class);
+    private static final Log LOG = Log.of(JobConfig.class);
 
     public static final String ENV_RANK = "FABRICRPC_RANK";
     public static final String ENV_SIZE = "FABRICRPC_SIZE";

@@ -21,13 +21,11 @@ import java.security.SecureRandom;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
-import org.slf4j.Logger;
-import org.slf4j.LoggerFactory;
 
 /** A non-zero rank's side of the control plane. Everything except the constructor runs on the event loop. */
 final class Member implements ControlPlane.Role {
 
-    private static final Logger LOG = LoggerFactory.getLogger(Member.class);
+    private static final Log LOG = Log.of(Member.class);
     private static final long FIRST_RETRY_MILLIS = 50;
     private static final long MAX_RETRY_MILLIS = 500;
 
@@ -352,7 +350,7 @@ final class Member implements ControlPlane.Role {
             long period = cfg.heartbeatInterval().toNanos();
             heartbeatTask = loop.scheduleAtFixedRate(Member.this::tick, period, period, TimeUnit.NANOSECONDS);
             joinTimer.cancel(false);
-            LOG.info("{}: joined job of {} via {}", me(), m.size(), coordinator);
+            LOG.debug("{}: joined job of {} via {}", me(), m.size(), coordinator);
             joinResult.complete(m);
         }
 

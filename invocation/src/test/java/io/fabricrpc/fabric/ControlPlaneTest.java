@@ -394,6 +394,68 @@ class ControlPlaneTest {
         assertEquals(2, coordinatorJoin.get(5, TimeUnit.SECONDS).size());
     }
 
+    /** A flood of refused joins writes one warning per period with a count, and pre-auth connections are capped. */
+    @Test
+    void aFloodOfBadJoinsIsLoggedWithCountsAndCannotStarveRealJoins() throws Exception {
+        java.util.logging.Logger log = java.util.logging.Logger.getLogger(ControlPlane.class.getName());
+        List<String> warnings = java.util.Collections.synchronizedList(new ArrayList<>());
+        java.util.logging.Handler capture = new java.util.logging.Handler() {
+            @Override
+            public void publish(java.util.logging.LogRecord record) {
+                if (record.getLevel() == java.util.logging.Level.WARNING) {
+                    warnings.add(record.getMessage());
+                }
+            }
+
+            @Override
+            public void flush() {
+            }
+
+            @Override
+            public void close() {
+            }
+        };
+        log.addHandler(capture);
+        List<Socket> idle = new ArrayList<>();
+        try {
+            ControlPlane c = start(config(0, 2, 0).build());
+            CompletableFuture<Membership> coordinatorJoin = joinAsync(c);
+            for (int i = 0; i < 40; i++) {
+                try (Socket s = new Socket("127.0.0.1", c.coordinatorPort())) {
+                    s.getOutputStream().write(new byte[] {0x10, 0, 0, 0, 1, 2, 3, 4});
+                    s.setSoTimeout(3000);
+                    while (s.getInputStream().read() >= 0) {
+                        // drain until the coordinator closes
+                    }
+                } catch (IOException expected) {
+                    // reset is fine too
+                }
+            }
+            awaitMillis(() -> c.refusals().size() >= 40, 5000);
+            assertEquals(1, warnings.size(), "one line for 40 refusals within the period: " + warnings);
+            for (int i = 0; i < 40; i++) { // silent connections that never start the handshake
+                idle.add(new Socket("127.0.0.1", c.coordinatorPort()));
+            }
+            awaitMillis(() -> c.refusals().stream().anyMatch(r -> r.message().contains("fabricrpc.maxPendingJoinsPerHost")),
+                5000);
+            ControlPlane m1 = start(config(1, 2, c.coordinatorPort()).build());
+            m1.join(descriptors(1));
+            assertEquals(2, coordinatorJoin.get(5, TimeUnit.SECONDS).size(), "the real join got through");
+            awaitMillis(() -> {
+                try (Socket late = new Socket("127.0.0.1", c.coordinatorPort())) {
+                    return false;
+                } catch (IOException refused) {
+                    return true; // nothing listens once the job has formed
+                }
+            }, 3000);
+        } finally {
+            log.removeHandler(capture);
+            for (Socket s : idle) {
+                s.close();
+            }
+        }
+    }
+
     @Test
     void closeReleasesThreadsAndThePort() throws Exception {
         List<ControlPlane> job = formJob(3);

@@ -38,6 +38,8 @@ final class Coordinator implements ControlPlane.Role {
      * up (capped by the join timeout). Slow hosts (an emulated test bed) raise it with this system property.
      */
     private static final long MAX_HANDSHAKE_MILLIS = Long.getLong("fabricrpc.handshakeTimeoutMillis", 10_000);
+    /** How long a refused rank has to join validly before the whole join is aborted (a system property for tests). */
+    private final long abortGraceMillis = Long.getLong("fabricrpc.joinAbortGraceMillis", 1_000);
     /** Connections still in the handshake, in all and per source host; beyond either the oldest is dropped. */
     private final int maxPendingJoins;
     private final int maxPendingJoinsPerHost;
@@ -142,6 +144,38 @@ final class Coordinator implements ControlPlane.Role {
         joinResult = result;
         joinTimer = loop.schedule(this::joinTimedOut, cfg.joinTimeout().toMillis(), TimeUnit.MILLISECONDS);
         maybeForm();
+    }
+
+    /** A refusal a rank cannot recover from by itself: the job cannot form without fixing its configuration. */
+    private static boolean isMisconfiguration(JoinRefusedException.Reason reason) {
+        return reason == JoinRefusedException.Reason.WRONG_SECRET || reason == JoinRefusedException.Reason.MISSING_SECRET
+            || reason == JoinRefusedException.Reason.CONFIG_MISMATCH;
+    }
+
+    /**
+     * A rank refused for its configuration never retries, so the job cannot form: unless a valid join of that rank
+     * arrives within the grace period (the refused one may have been a stray or hostile connection), every waiting
+     * rank fails now, naming the refused rank and why, instead of at the join timeout.
+     */
+    private void abortUnlessJoined(int rank, String why) {
+        if (rank < 1 || rank >= cfg.size() || membership != null || closing) {
+            return;
+        }
+        loop.schedule(() -> {
+            if (membership != null || closing || registered[rank] != null || joinResult == null || joinResult.isDone()) {
+                return;
+            }
+            String message = "job aborted: rank " + rank + " was refused and did not join within " + abortGraceMillis
+                + " ms: " + why;
+            for (Conn c : List.copyOf(conns)) {
+                if (c.state == State.REGISTERED) {
+                    c.refuse(JoinRefusedException.Reason.JOB_ABORTED, message);
+                }
+            }
+            joinTimer.cancel(false);
+            server.close();
+            joinResult.completeExceptionally(new JoinRefusedException(JoinRefusedException.Reason.JOB_ABORTED, 0, message));
+        }, abortGraceMillis, TimeUnit.MILLISECONDS);
     }
 
     private void joinTimedOut() {
@@ -537,6 +571,9 @@ final class Coordinator implements ControlPlane.Role {
             state = State.DONE;
             cp.refused(new JoinRefusal(remote, hello == null ? -1 : hello.rank(), reason, message));
             ch.writeAndFlush(ControlProtocol.refuse(ch.alloc(), reason, message)).addListener(ChannelFutureListener.CLOSE);
+            if (hello != null && isMisconfiguration(reason)) {
+                abortUnlessJoined(hello.rank(), message);
+            }
         }
 
         private void protocolError(String message) {

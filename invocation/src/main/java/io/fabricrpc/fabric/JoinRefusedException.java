@@ -23,7 +23,9 @@ public class JoinRefusedException extends SecurityException {
         /** The membership has already been handed out. */
         JOB_ALREADY_FORMED,
         /** Malformed, unexpected or oversize handshake message, or wrong protocol version. */
-        PROTOCOL
+        PROTOCOL,
+        /** Another rank was refused (secret or configuration) and no valid join of it followed: the job cannot form. */
+        JOB_ABORTED
     }
 
     private final Reason reason;

@@ -12,6 +12,7 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ExecutionException;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
@@ -153,8 +154,36 @@ class ControlPlaneTest {
     }
 
     @Test
-    void wrongSecretIsRefusedOnBothSidesAndTheJobStillForms() throws Exception {
+    void aRankRefusedForItsSecretAbortsEveryRanksJoinWithinSeconds() throws Exception {
         ControlPlane c = start(config(0, 3, 0).build());
+        CompletableFuture<Membership> coordinatorJoin = joinAsync(c);
+        ControlPlane m2 = start(config(2, 3, c.coordinatorPort()).build());
+        CompletableFuture<Membership> j2 = joinAsync(m2);
+        ControlPlane wrong = start(config(1, 3, c.coordinatorPort()).jobSecret("not-the-job-secret-at-all").build());
+        long start = System.nanoTime();
+        assertThrows(JoinRefusedException.class, () -> wrong.join(descriptors(1)));
+        for (CompletableFuture<Membership> join : List.of(coordinatorJoin, j2)) {
+            ExecutionException e = assertThrows(ExecutionException.class, () -> join.get(10, TimeUnit.SECONDS));
+            JoinRefusedException refused = assertInstanceOf(JoinRefusedException.class, e.getCause());
+            assertEquals(JoinRefusedException.Reason.JOB_ABORTED, refused.reason());
+            assertTrue(refused.getMessage().contains("rank 1") && refused.getMessage().contains("job secret does not match"),
+                refused.getMessage());
+        }
+        long millis = (System.nanoTime() - start) / 1_000_000;
+        assertTrue(millis < JOIN_TIMEOUT.toMillis() / 2, "aborted after " + millis + " ms, not at the join timeout");
+    }
+
+    @Test
+    void wrongSecretIsRefusedOnBothSidesAndTheJobStillForms() throws Exception {
+        // A refused rank that then joins validly within the grace period is a stray connection, not a misconfigured
+        // rank: a long grace here keeps the test independent of how fast this machine starts the members.
+        System.setProperty("fabricrpc.joinAbortGraceMillis", "30000");
+        ControlPlane c;
+        try {
+            c = start(config(0, 3, 0).build());
+        } finally {
+            System.clearProperty("fabricrpc.joinAbortGraceMillis");
+        }
         List<JoinRefusal> heard = new CopyOnWriteArrayList<>();
         c.addListener(new ControlPlaneListener() {
             @Override

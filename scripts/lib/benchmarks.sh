@@ -1,14 +1,23 @@
 # Sourced by the benchmark scripts: JDK 25 and Maven (scripts/lib/env.sh), the JVM flags every fabricrpc JVM
-# needs (from the root pom's fabricrpc.jvm.flags), and benchmarks/target/benchmarks.jar, rebuilt when it is
-# missing or older than any main source or pom. Sets: root, jar, flags.
+# needs (from the root pom's fabricrpc.jvm.flags; with FABRICRPC_BENCH_JIT_FLAGS=1 also its optional
+# fabricrpc.jit.flags, for comparisons), and benchmarks/target/benchmarks.jar, rebuilt when it is missing or older
+# than any main source or pom. Sets: root, jar, flags.
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
 # shellcheck source=env.sh
 source "$root/scripts/lib/env.sh"
 
-flags="$(sed -n 's:.*<fabricrpc.jvm.flags>\(.*\)</fabricrpc.jvm.flags>.*:\1:p' "$root/pom.xml")"
+pom_property() { # name
+    sed -n "s:.*<$1>\\(.*\\)</$1>.*:\\1:p" "$root/pom.xml"
+}
+flags="$(pom_property fabricrpc.jvm.flags)"
 if [[ -z "$flags" ]]; then
     echo "error: no <fabricrpc.jvm.flags> in $root/pom.xml" >&2
     exit 1
+fi
+if [[ "${FABRICRPC_BENCH_JIT_FLAGS:-0}" == 1 ]]; then
+    # The CompileCommands contain '*': every user of $flags must keep the shell from globbing (set -f).
+    set -f
+    flags="$flags $(pom_property fabricrpc.jit.flags)"
 fi
 
 jar="$root/benchmarks/target/benchmarks.jar"

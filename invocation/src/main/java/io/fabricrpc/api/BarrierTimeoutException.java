@@ -8,6 +8,11 @@ package io.fabricrpc.api;
 public class BarrierTimeoutException extends RuntimeException {
     private static final long serialVersionUID = 1L;
 
+    /**
+     * Creates the exception.
+     *
+     * @param message what timed out: generation, workers, the ones missing
+     */
     public BarrierTimeoutException(String message) {
         super(message);
     }

@@ -32,48 +32,110 @@ import java.util.function.IntFunction;
  * process is gone. Errors raised by calls at the receiver go to {@link #onError}.
  */
 public interface Fabric extends AutoCloseable {
-    /** Bootstraps (authenticated join over the control channel) and connects this process to the job. */
+    /**
+     * Bootstraps (authenticated join over the control channel) and connects this process to the job. The first join
+     * of a JVM also installs fabricrpc's compiler directives ({@code fabric.jit.directives}).
+     *
+     * @param config who this process is, the transport, the serialization registry and the messenger settings
+     * @return this process's fabric, joined and connected to every other process of the job
+     * @throws io.fabricrpc.doctor.JoinCheckException if this machine cannot run the transport (naming the fix)
+     * @throws io.fabricrpc.fabric.ControlPlaneException if the job did not form within the join timeout
+     */
     static Fabric join(FabricConfig config) {
         return FabricRuntime.join(config);
     }
 
+    /**
+     * This process's rank.
+     *
+     * @return the rank, in [0, {@link #size()})
+     */
     int rank();
 
+    /**
+     * The number of processes in the job.
+     *
+     * @return P
+     */
     int size();
 
+    /**
+     * Worker threads per process, the same in every process.
+     *
+     * @return T
+     */
     int threadsPerProcess();
 
     /**
      * The context object of the worker thread running the current call (given to {@link #attach(int, Object)}),
      * for functions of any shape that need receiver-side state; null outside a worker.
+     *
+     * @param <C> the context's type, as the caller expects it (unchecked)
+     * @return the context, or null
      */
     @SuppressWarnings("unchecked")
     static <C> C currentContext() {
         return (C) FabricRuntime.currentContext();
     }
 
-    /** The fabric of the calling worker or handler thread; null on other threads. */
+    /**
+     * The fabric of the calling worker or handler thread; null on other threads.
+     *
+     * @return the fabric whose call is running here, or null
+     */
     static Fabric current() {
         return FabricRuntime.current();
     }
 
-    /** Makes the calling thread worker {@code index} of this process (it then runs {@link #processCalls()}). */
+    /**
+     * Makes the calling thread worker {@code index} of this process (it then runs {@link #processCalls()}).
+     *
+     * @param index the worker index, in [0, {@link #threadsPerProcess()})
+     */
     void attach(int index);
 
-    /** As {@link #attach(int)}, with a context object handed to {@link RemoteContextConsumer} calls. */
+    /**
+     * As {@link #attach(int)}, with a context object handed to {@link RemoteContextConsumer} calls.
+     *
+     * @param index the worker index, in [0, {@link #threadsPerProcess()})
+     * @param context the object context calls to this worker receive; may be null
+     */
     void attach(int index, Object context);
 
-    /** The calling thread's id ({@code rank, index}) if it is an attached worker. */
+    /**
+     * The calling thread's id ({@code rank, index}) if it is an attached worker.
+     *
+     * @return the id, or null on a thread that is not attached
+     */
     ThreadId self();
 
-    /** Runs the calls that have arrived for the calling worker thread; returns how many ran. */
+    /**
+     * Runs the calls that have arrived for the calling worker thread.
+     *
+     * @return how many ran
+     */
     int processCalls();
 
     /** Starts one daemon handler thread for every worker index no thread has attached to. */
     void startHandlerThreads();
 
+    /**
+     * Runs {@code function} on {@code dest}, one-sided through this thread's messenger for that destination.
+     *
+     * @param dest the worker thread that runs it
+     * @param function the lambda; its captured values are the message
+     * @return false only if the destination's buffers are full and the messenger's policy is FAIL
+     */
     boolean call(ThreadId dest, RemoteRunnable function);
 
+    /**
+     * As {@link #call(ThreadId, RemoteRunnable)}, counting down {@code sync} once the call is sent or consumed.
+     *
+     * @param dest the worker thread that runs it
+     * @param function the lambda; its captured values are the message
+     * @param sync counts the call down (SENT or CONSUMED); may be null
+     * @return false only if the destination's buffers are full and the messenger's policy is FAIL
+     */
     boolean call(ThreadId dest, RemoteRunnable function, Synchronizer sync);
 
     /**
@@ -81,6 +143,11 @@ public interface Fabric extends AutoCloseable {
      * gives the same without a cast). A destination with no context, or one of another type than the function
      * takes, does not run it and reports a {@link io.fabricrpc.serialization.WrongContextException} to its
      * {@link #onError} listener.
+     *
+     * @param dest the worker thread that runs it
+     * @param function the lambda of the destination's context; its captured values are the message
+     * @param sync counts the call down (SENT or CONSUMED); may be null
+     * @return false only if the destination's buffers are full and the messenger's policy is FAIL
      */
     boolean call(ThreadId dest, RemoteContextConsumer<?> function, Synchronizer sync);
 
@@ -88,6 +155,10 @@ public interface Fabric extends AutoCloseable {
      * The context-call primitives typed for destination contexts of {@code type}, obtained once and used with no
      * cast at each call site: {@code ContextCalls<Shard> shards = fabric.context(Shard.class);} then
      * {@code shards.call(dest, s -> s.put(k, v))}. Calls go through this fabric (or view).
+     *
+     * @param <C> the destination threads' context type
+     * @param type the destination threads' context class
+     * @return the typed call primitives
      */
     <C> ContextCalls<C> context(Class<C> type);
 
@@ -96,13 +167,33 @@ public interface Fabric extends AutoCloseable {
      * to the destination worker. Needs no buffers set up in advance (no-setup), costs more per call than the
      * one-sided {@link #call}. Calls from one thread to one destination run in order (but not in order with that
      * thread's one-sided calls). Waits (bounded) while the destination's message queue is full.
+     *
+     * @param dest the worker thread that runs it
+     * @param function the lambda; its captured values are the message
+     * @return true once the message is queued at the destination
      */
     boolean callSend(ThreadId dest, RemoteRunnable function);
 
-    /** {@link #callSend(ThreadId, RemoteRunnable)} for a function of the destination thread's context. */
+    /**
+     * {@link #callSend(ThreadId, RemoteRunnable)} for a function of the destination thread's context.
+     *
+     * @param dest the worker thread that runs it
+     * @param function the lambda of the destination's context; its captured values are the message
+     * @return true once the message is queued at the destination
+     */
     boolean callSend(ThreadId dest, RemoteContextConsumer<?> function);
 
-    /** {@code function(buffer)} on {@code dest}; the buffer's bytes travel with the call. */
+    /**
+     * {@code function(buffer)} on {@code dest}; the buffer's bytes travel with the call.
+     *
+     * @param dest the worker thread that runs it
+     * @param function the lambda given the buffer's bytes; its captured values are the message
+     * @param buffer memory holding the bytes
+     * @param offset where they start in {@code buffer}
+     * @param length how many bytes travel
+     * @param sync counts the call down (SENT or CONSUMED); may be null
+     * @return false only if the destination's buffers are full and the messenger's policy is FAIL
+     */
     boolean callBuffer(ThreadId dest, RemoteBufferConsumer function, MemorySegment buffer, long offset, long length,
                        Synchronizer sync);
 
@@ -110,12 +201,32 @@ public interface Fabric extends AutoCloseable {
      * Writes {@code length} bytes of {@code source} one-sided into {@code destination} (a region the destination
      * process {@link #allocate allocated}), then runs {@code function(destination bytes)} on {@code dest}.
      * With a SENT synchronizer, {@code source} may be reused once it counts down.
+     *
+     * @param dest the worker thread that runs it
+     * @param function the lambda given the written bytes; its captured values are the message
+     * @param source this process's region holding the bytes
+     * @param sourceOffset where they start in {@code source}
+     * @param destination a region of {@code dest}'s process, from its {@link #allocate} or {@link #allocateRemote}
+     * @param destinationOffset where they go in {@code destination}
+     * @param length how many bytes
+     * @param sync counts the call down (SENT or CONSUMED); may be null
+     * @return false only if the destination's buffers are full and the messenger's policy is FAIL
      */
     boolean callBuffer(ThreadId dest, RemoteBufferConsumer function, LocalRegion source, long sourceOffset,
                        RemoteRegion destination, long destinationOffset, long length, Synchronizer sync);
 
-    /** {@code dest} reads {@code length} bytes of {@code source} (this process's region) one-sided, then runs
-     *  {@code function(bytes)}. */
+    /**
+     * {@code dest} reads {@code length} bytes of {@code source} (this process's region) one-sided, then runs
+     * {@code function(bytes)}.
+     *
+     * @param dest the worker thread that runs it
+     * @param function the lambda given the bytes read; its captured values are the message
+     * @param source a region of this process the destination may read
+     * @param offset where the bytes start in {@code source}
+     * @param length how many bytes
+     * @param sync counts the call down (SENT or CONSUMED); may be null
+     * @return false only if the destination's buffers are full and the messenger's policy is FAIL
+     */
     boolean callBuffer(ThreadId dest, RemoteBufferConsumer function, RemoteRegion source, long offset, long length,
                        Synchronizer sync);
 
@@ -123,7 +234,13 @@ public interface Fabric extends AutoCloseable {
      * Runs {@code function} on {@code dest} and returns its result, written back one-sided into this process's
      * memory. An attached worker keeps running its own incoming calls while it waits.
      *
+     * @param <R> the result type
+     * @param dest the worker thread that runs it
+     * @param function the lambda; its captured values are the message
+     * @return the function's result
      * @throws io.fabricrpc.serialization.RemoteInvocationException if the function threw at the destination
+     * @throws io.fabricrpc.serialization.ResultTooLargeException if the result did not fit the return slot
+     *         ({@link FabricConfig#withReturnSlotBytes})
      * @throws IllegalStateException if made, from inside a call a worker runs, to that worker itself (it could run
      *         only after the current call returns)
      */
@@ -144,24 +261,58 @@ public interface Fabric extends AutoCloseable {
      * calls that arrived earlier, as a call to itself keeps their order) and the future is already complete. Made
      * from inside a call that worker runs, it runs after the current call returns; waiting for it there throws
      * {@link IllegalStateException} instead of deadlocking.
+     *
+     * @param <R> the result type
+     * @param dest the worker thread that runs it
+     * @param function the lambda; its captured values are the message
+     * @return a future of the function's result
      */
     <R> CompletableFuture<R> callReturnAsync(ThreadId dest, RemoteSupplier<R> function);
 
-    /** {@code function} on every worker thread of the job (this one included), through a broadcast tree. */
+    /**
+     * {@code function} on every worker thread of the job (this one included), through a broadcast tree.
+     *
+     * @param function the lambda; its captured values are the message
+     * @param sync counts the call down once at every worker (SENT or CONSUMED); may be null
+     */
     void broadcast(RemoteRunnable function, Synchronizer sync);
 
-    /** {@code function(buffer)} on every worker thread; the buffer travels down the tree with the call. */
+    /**
+     * {@code function(buffer)} on every worker thread; the buffer travels down the tree with the call.
+     *
+     * @param function the lambda given the buffer's bytes
+     * @param buffer memory holding the bytes
+     * @param offset where they start in {@code buffer}
+     * @param length how many bytes travel
+     * @param sync counts the call down once at every worker (SENT or CONSUMED); may be null
+     */
     void broadcastBuffer(RemoteBufferConsumer function, MemorySegment buffer, long offset, long length,
                          Synchronizer sync);
 
     /**
      * Writes {@code source} into each process's region {@code destinations.apply(rank)} one-sided, then runs
      * {@code function(that region's bytes)} on every worker thread through the tree.
+     *
+     * @param function the lambda given the written bytes
+     * @param source this process's region holding the bytes
+     * @param sourceOffset where they start in {@code source}
+     * @param destinations for each rank, the region of that process the bytes go to
+     * @param destinationOffset where they go in each region
+     * @param length how many bytes
+     * @param sync counts the call down once at every worker (SENT or CONSUMED); may be null
      */
     void broadcastBuffer(RemoteBufferConsumer function, LocalRegion source, long sourceOffset,
                          IntFunction<RemoteRegion> destinations, long destinationOffset, long length, Synchronizer sync);
 
-    /** Every worker thread reads {@code source} (this process's region) one-sided and runs {@code function}. */
+    /**
+     * Every worker thread reads {@code source} (this process's region) one-sided and runs {@code function}.
+     *
+     * @param function the lambda given the bytes read
+     * @param source a region of this process every process may read
+     * @param offset where the bytes start in {@code source}
+     * @param length how many bytes
+     * @param sync counts the call down once at every worker (SENT or CONSUMED); may be null
+     */
     void broadcastBuffer(RemoteBufferConsumer function, RemoteRegion source, long offset, long length,
                          Synchronizer sync);
 
@@ -181,16 +332,31 @@ public interface Fabric extends AutoCloseable {
      */
     void barrier();
 
-    /** {@link #barrier()} with an explicit bound on the wait. */
+    /**
+     * {@link #barrier()} with an explicit bound on the wait.
+     *
+     * @param timeout the longest wait
+     * @throws BarrierTimeoutException if not released within {@code timeout}
+     */
     void barrier(java.time.Duration timeout);
 
     /**
      * A {@link #barrier()} at which each worker contributes {@code value}; returns the sum over every worker of the
      * job (wrapping on overflow), the same on all of them.
+     *
+     * @param value this worker's contribution
+     * @return the sum over every worker
+     * @throws BarrierTimeoutException if not released within the call timeout
      */
     long allReduceSum(long value);
 
-    /** Memory the transport can move (registered under RDMA) that calls can name as a source or destination. */
+    /**
+     * Memory the transport can move (registered under RDMA) that calls can name as a source or destination.
+     *
+     * @param bytes the region's size
+     * @param access what other processes may do with it one-sided
+     * @return the region, in this process
+     */
     LocalRegion allocate(long bytes, RemoteAccess access);
 
     /**
@@ -198,6 +364,11 @@ public interface Fabric extends AutoCloseable {
      * thread) that this process may then access one-sided as {@code access} allows, and name in calls to that process
      * (e.g. as the destination of {@link #callBuffer(ThreadId, RemoteBufferConsumer, LocalRegion, long, RemoteRegion,
      * long, long, Synchronizer) callBuffer}). Blocks until the answer, at most the call timeout.
+     *
+     * @param rank the process whose memory it is
+     * @param bytes the region's size
+     * @param access what this process may do with it one-sided
+     * @return the region, in process {@code rank}
      *
      * @throws io.fabricrpc.memory.RemoteAllocationException if the process refuses (over its
      *         {@code memory.remoteAllocationLimitBytes}, allocation failed there)
@@ -209,13 +380,20 @@ public interface Fabric extends AutoCloseable {
     /**
      * Frees a region this process got from {@link #allocateRemote} on {@code rank}; it must no longer be used.
      *
+     * @param rank the process whose memory it is
+     * @param region the region {@link #allocateRemote} returned
+     *
      * @throws io.fabricrpc.memory.RemoteAllocationException if {@code rank} did not grant that region to this process
      *         (or it was freed already)
      * @throws io.fabricrpc.transport.PeerFailedException if the process is or becomes dead before answering
      */
     void freeRemote(int rank, RemoteRegion region);
 
-    /** Receives failures of calls run here (unknown function, corrupt record, a call that threw). */
+    /**
+     * Receives failures of calls run here (unknown function, corrupt record, a call that threw).
+     *
+     * @param listener given the calling thread's id and the failure; replaces the default, which logs it
+     */
     void onError(BiConsumer<ThreadId, Throwable> listener);
 
     /** Sends every queued call (RETRY_ASYNC) and waits until the queues are empty. */

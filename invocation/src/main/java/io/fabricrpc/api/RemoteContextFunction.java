@@ -13,6 +13,11 @@ import java.io.Serializable;
  */
 @FunctionalInterface
 public interface RemoteContextFunction<C, R> extends Serializable {
-    /** Runs on the destination thread with its context; the returned value is delivered to the caller. */
+    /**
+     * Runs on the destination thread with its context; the returned value is delivered to the caller.
+     *
+     * @param context the destination thread's context object
+     * @return the result: null, a primitive box, a String or an instance of a registered class
+     */
     R apply(C context);
 }

@@ -13,6 +13,10 @@ import java.io.Serializable;
  */
 @FunctionalInterface
 public interface RemoteSupplier<R> extends Serializable {
-    /** Runs on the destination thread; the returned value is encoded and delivered to the caller. */
+    /**
+     * Runs on the destination thread; the returned value is encoded and delivered to the caller.
+     *
+     * @return the result: null, a primitive box, a String or an instance of a registered class
+     */
     R get();
 }

@@ -30,26 +30,47 @@ public final class Synchronizer {
     private int pending;
     private int last;
 
+    /**
+     * A synchronizer with no calls yet.
+     *
+     * @param mode when a call counts down: once sent or once consumed
+     */
     public Synchronizer(Mode mode) {
         this.mode = mode;
     }
 
+    /**
+     * When a call counts down.
+     *
+     * @return the mode given at construction
+     */
     public Mode mode() {
         return mode;
     }
 
-    /** Destination channels with calls not yet counted down (as of this check). */
+    /**
+     * Destination channels with calls not yet counted down (as of this check).
+     *
+     * @return how many
+     */
     public int pending() {
         poll();
         return pending;
     }
 
+    /**
+     * Whether every call has counted down.
+     *
+     * @return true when no destination channel has calls pending
+     */
     public boolean isDone() {
         return pending() == 0;
     }
 
     /**
      * Waits until every call has counted down.
+     *
+     * @param timeout the longest wait
      *
      * @throws io.fabricrpc.transport.PeerFailedException if a destination fails first
      * @throws SynchronizerTimeoutException if calls are still pending after {@code timeout}
@@ -82,6 +103,9 @@ public final class Synchronizer {
     /**
      * Adds a call that counts down when {@code target} reaches {@code mark}. Used by the fabric. Marks of one
      * target grow monotonically (calls on one channel complete in order), so one entry per target suffices.
+     *
+     * @param target the channel the call went through
+     * @param mark the channel position at which the call counts down
      */
     public void add(SyncTarget target, long mark) {
         if (last < pending && targets[last] == target) {
@@ -122,6 +146,13 @@ public final class Synchronizer {
 
     /** Calls did not count down in time although their destinations are alive. */
     public static final class SynchronizerTimeoutException extends RuntimeException {
+        private static final long serialVersionUID = 1L;
+
+        /**
+         * Creates the exception.
+         *
+         * @param message how many channels are pending and the first one's state
+         */
         public SynchronizerTimeoutException(String message) {
             super(message);
         }

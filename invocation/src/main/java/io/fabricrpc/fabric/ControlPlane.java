@@ -227,9 +227,11 @@ public final class ControlPlane implements AutoCloseable {
             if (!group.shutdownGracefully(0, 1, TimeUnit.SECONDS).awaitUninterruptibly(CLOSE_WAIT_MILLIS + 1000)) {
                 LOG.warn("rank {}: control event loop did not terminate in time", config.rank());
             }
-            for (int r = 0; r < config.size(); r++) {
-                departures.compareAndSet(r, null, new PeerFailedException(r, "rank " + config.rank()
-                    + " closed its control plane", true));
+            synchronized (listenerLock) { // every writer of departures holds it
+                for (int r = 0; r < config.size(); r++) {
+                    departures.compareAndSet(r, null, new PeerFailedException(r, "rank " + config.rank()
+                        + " closed its control plane", true));
+                }
             }
         }
     }
@@ -360,8 +362,8 @@ public final class ControlPlane implements AutoCloseable {
     /** Records that {@code rank} is gone and tells the listeners; false if it was already gone. */
     boolean depart(int rank, String reason, boolean orderly, Throwable cause) {
         PeerFailedException d = new PeerFailedException(rank, reason, orderly, cause);
-        synchronized (listenerLock) {
-            if (!departures.compareAndSet(rank, null, d)) {
+        synchronized (listenerLock) { // every writer of departures holds it
+            if (departures.get(rank) != null) {
                 return false;
             }
             if (orderly) {
@@ -377,6 +379,7 @@ public final class ControlPlane implements AutoCloseable {
                 event.reason = reason;
                 event.commit();
             }
+            departures.set(rank, d); // after the event: whoever sees the failure finds it recorded
             for (ControlPlaneListener l : listeners) {
                 deliver(l, rank, d);
             }

@@ -36,8 +36,8 @@ import java.util.function.Predicate;
  * reach into {@code jdk.internal.misc} and {@code sun.nio.ch}; without them a rank dies with
  * {@code IllegalAccessError}) before the ones given with {@link Builder#jvmArgs}.
  *
- * <p>From the command line (the ranks also inherit this JVM's module, native-access, tier and
- * {@code CompileCommand} flags, see {@link #inheritedJvmFlags()}):
+ * <p>From the command line (the ranks also inherit this JVM's module, native-access and JIT flags and its
+ * {@code fabric.jit.directives} setting, see {@link #inheritedJvmFlags()}):
  * <pre>{@code
  * java --enable-native-access=ALL-UNNAMED --sun-misc-unsafe-memory-access=allow \
  *      --add-exports=java.base/jdk.internal.misc=ALL-UNNAMED --add-exports=java.base/sun.nio.ch=ALL-UNNAMED \
@@ -53,7 +53,7 @@ public final class LocalLauncher implements AutoCloseable {
 
     /**
      * JVM flags every rank is started with: native access for the memory API and DiSNI, Agrona's Unsafe access, and
-     * the two packages Agrona and DiSNI read on JDK 25 (the root pom's fabricrpc.jvm.flags starts with the same).
+     * the two packages Agrona and DiSNI read on JDK 25 (the same as the root pom's fabricrpc.jvm.flags).
      */
     public static final List<String> REQUIRED_JVM_FLAGS = List.of("--enable-native-access=ALL-UNNAMED",
         "--sun-misc-unsafe-memory-access=allow", "--add-exports=java.base/jdk.internal.misc=ALL-UNNAMED",
@@ -396,13 +396,13 @@ public final class LocalLauncher implements AutoCloseable {
     /**
      * Prefixes of the flags this JVM was started with that child JVMs of the same program need too: module and
      * native-access flags, the JIT tier limit ({@code -XX:TieredStopAtLevel}, which an emulated machine may need to
-     * keep C2 away from its JIT bugs), the tier-2 guard ({@code -XX:Tier3DelayOn}) and the JIT directives
-     * ({@code -XX:CompileCommand}, kept in order: {@code quiet} must come first); the root pom's fabricrpc.jvm.flags
-     * explains the last two.
+     * keep C2 away from its JIT bugs), and what a comparison of JIT settings varies: the optional flags of the root
+     * pom's fabricrpc.jit.flags ({@code -XX:Tier3DelayOn}, {@code -XX:CompileCommand}, kept in order: {@code quiet}
+     * must come first) and {@code -Dfabric.jit.directives}, which turns off the directives a join installs.
      */
     private static final java.util.List<String> INHERITED_FLAG_PREFIXES = java.util.List.of("--add-",
             "--enable-native-access", "--sun-misc", "-XX:TieredStopAtLevel=", "-XX:Tier3DelayOn=",
-            "-XX:CompileCommand=");
+            "-XX:CompileCommand=", "-Dfabric.jit.directives=");
 
     /** This JVM's flags that start with one of {@link #INHERITED_FLAG_PREFIXES}, in their order. */
     public static java.util.List<String> inheritedJvmFlags() {

@@ -26,8 +26,12 @@ import java.util.concurrent.TimeUnit;
 final class Member implements ControlPlane.Role {
 
     private static final Log LOG = Log.of(Member.class);
-    private static final long FIRST_RETRY_MILLIS = 50;
-    private static final long MAX_RETRY_MILLIS = 500;
+    /*
+     * Ranks start together and rank 0 binds last-ish (it loads the most): a refused connect costs a SYN and a RST,
+     * so retry often; with 500 ms steps a member waited up to that long after the coordinator was up.
+     */
+    private static final long FIRST_RETRY_MILLIS = 10;
+    private static final long MAX_RETRY_MILLIS = 100;
 
     private enum State { IDLE, CONNECTING, HELLO_SENT, AUTH_SENT, REGISTERED, RUNNING, DONE }
 

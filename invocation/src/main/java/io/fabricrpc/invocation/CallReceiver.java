@@ -5,6 +5,7 @@ import io.fabricrpc.messaging.RecordHandler;
 import io.fabricrpc.serialization.CallDecoder;
 import io.fabricrpc.serialization.CallRecordDescriptor;
 import io.fabricrpc.serialization.ResultCodec;
+import io.fabricrpc.serialization.ResultTooLargeException;
 import io.fabricrpc.transport.CounterSlot;
 import io.fabricrpc.transport.Link;
 import io.fabricrpc.transport.LocalRegion;
@@ -123,7 +124,7 @@ final class CallReceiver implements RecordHandler {
             resultScratch = runtime.transport().allocate(slotBytes, RemoteAccess.NONE);
         }
         MemorySegment scratch = resultScratch.segment();
-        long room = slotBytes - InvocationRecords.SLOT_RESULT;
+        long room = slotBytes - ResultTooLargeException.SLOT_OVERHEAD_BYTES; // for the value's bytes
         int written;
         Throwable failure = null;
         try {
@@ -131,9 +132,12 @@ final class CallReceiver implements RecordHandler {
             decoder.invoke(record, offset + RemoteRegion.ENCODED_LENGTH + 16, limit, null);
             written = results.encodeValue(decoder.lastResult(), scratch, InvocationRecords.SLOT_RESULT, slotBytes);
             if (written < 0) {
-                written = results.encodeFailure(new IllegalStateException("the result of type "
-                        + decoder.lastResult().getClass().getName() + " does not fit the " + room
-                        + "-byte return slot (returnSlotBytes)"), scratch, InvocationRecords.SLOT_RESULT, slotBytes);
+                // The caller learns that its result was too large, by how much, and the setting that fits it.
+                Object result = decoder.lastResult();
+                long needed = results.measureValue(result, ResultTooLargeException.MEASURE_LIMIT_BYTES);
+                written = results.encodeFailure(new ResultTooLargeException(ResultTooLargeException.describe(
+                        result.getClass().getName(), needed, room, slotBytes)), scratch, InvocationRecords.SLOT_RESULT,
+                        slotBytes);
             }
         } catch (Throwable e) {
             // The caller is waiting: it gets the failure (an Error too) instead of a hang; it is reported here too.

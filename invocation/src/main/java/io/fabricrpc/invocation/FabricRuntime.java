@@ -202,7 +202,11 @@ public final class FabricRuntime implements Fabric {
 
     public static FabricRuntime join(FabricConfig config) {
         io.fabricrpc.doctor.JoinChecks.verify(config); // fails early, naming the fix, before anything is set up
-        return new FabricRuntime(config);
+        // Installed while the join waits for its peers, in effect before the first call is compiled.
+        var directives = JitDirectives.installOnce(config.transport());
+        FabricRuntime runtime = new FabricRuntime(config);
+        JitDirectives.await(directives);
+        return runtime;
     }
 
     private static final ThreadLocal<FabricRuntime> CURRENT = new ThreadLocal<>();

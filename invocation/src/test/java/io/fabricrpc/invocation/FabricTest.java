@@ -291,6 +291,14 @@ public abstract class FabricTest {
                         throw new IllegalStateException("bad input 17");
                     }));
             assertTrue(thrown.getMessage().contains("bad input 17"), thrown.getMessage());
+            // Too large for the default 1024-byte slot: the caller is told so, with the numbers and the setting.
+            io.fabricrpc.serialization.ResultTooLargeException tooLarge = assertThrows(
+                    io.fabricrpc.serialization.ResultTooLargeException.class,
+                    () -> fabric.callReturn(dest, () -> "x".repeat(2000)));
+            assertEquals("the callReturn result of type java.lang.String does not fit the return slot: it needs 2003"
+                    + " bytes, the slot has room for 1005 (returnSlotBytes = 1024, of which 19 are header); set"
+                    + " returnSlotBytes to at least 2048 (FabricConfig.withReturnSlotBytes, the same on every process)"
+                    + " or return less", tooLarge.getMessage());
             List<CompletableFuture<Long>> futures = new ArrayList<>();
             for (long i = 0; i < 300; i++) {
                 long value = i;

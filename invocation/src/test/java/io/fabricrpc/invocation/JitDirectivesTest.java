@@ -4,53 +4,75 @@ import io.fabricrpc.fabric.LocalLauncher;
 import org.junit.jupiter.api.Test;
 
 import java.lang.management.ManagementFactory;
+import java.time.Duration;
 import java.util.Arrays;
 import java.util.List;
+import java.util.Map;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /**
- * The root pom's JIT directives (fabricrpc.jvm.flags, which surefire runs this JVM with) name methods that exist: a
- * renamed entry point would otherwise leave a directive that silently matches nothing. Ranks inherit them.
+ * The compiler directives fabricrpc installs at join (jit-directives.json) name methods that exist (a renamed entry
+ * point would otherwise leave a directive that silently matches nothing), this JVM takes them, and
+ * {@code fabric.jit.directives=false} keeps them out. Transport modules test the same after a real join.
  */
 class JitDirectivesTest {
-    private static final String COMMAND = "-XX:CompileCommand=";
-    private static final String INLINE = COMMAND + "inline,";
-    private static final String TIER3_DELAY = "-XX:Tier3DelayOn=";
 
-    @Test
-    void everyInlineDirectiveNamesAnExistingMethodAndQuietComesFirst() throws Exception {
-        List<String> commands = ManagementFactory.getRuntimeMXBean().getInputArguments().stream()
-                .filter(a -> a.startsWith(COMMAND)).toList();
-        List<String> inlined = commands.stream().filter(a -> a.startsWith(INLINE)).toList();
-        assertFalse(inlined.isEmpty(), "no inlining directives in this JVM's flags " + commands);
-        assertEquals(COMMAND + "quiet", commands.getFirst(), "quiet must come first, or each directive prints a line");
-        for (String directive : inlined) {
-            String[] target = directive.substring(INLINE.length()).split("::");
-            assertEquals(2, target.length, directive);
-            if (target[0].endsWith("*")) {
-                // Generated hidden classes, named by prefix: CapturedCallTest checks the prefixes are theirs.
-                assertEquals("*", target[1], directive);
-                assertTrue(target[0].startsWith("io.fabricrpc.serialization.Generated"), directive);
-                continue;
-            }
-            Class<?> type = Class.forName(target[0]);
-            assertTrue(Arrays.stream(type.getDeclaredMethods()).anyMatch(m -> m.getName().equals(target[1])),
-                    directive + ": " + type.getName() + " has no method " + target[1]);
+    /** A fresh JVM: installs as a join does, prints the outcome and whether the directive stack has them. */
+    public static final class Probe {
+        public static void main(String[] args) throws Exception {
+            System.out.println("OUTCOME " + JitDirectives.await(JitDirectives.installOnce(Map.of())));
+            System.out.println("PRESENT " + JitDirectives.print().contains(JitDirectives.MARKER));
         }
-        assertEquals(commands, LocalLauncher.inheritedJvmFlags().stream().filter(a -> a.startsWith(COMMAND)).toList(),
-                "ranks get the directives, in order");
     }
 
-    /** Tier 2 first let the receiver's generated invoker stick at tier 3, never reaching C2 (root pom comment). */
     @Test
-    void ranksCompileAtTier3WhileC2IsBusy() {
-        List<String> flags = ManagementFactory.getRuntimeMXBean().getInputArguments();
-        List<String> delay = flags.stream().filter(a -> a.startsWith(TIER3_DELAY)).toList();
-        assertEquals(1, delay.size(), "one Tier3DelayOn in this JVM's flags " + flags);
-        assertTrue(Long.parseLong(delay.getFirst().substring(TIER3_DELAY.length())) >= 100_000, delay.getFirst());
-        assertTrue(LocalLauncher.inheritedJvmFlags().containsAll(delay), "ranks get " + delay);
+    void everyInlinePatternNamesAnExistingMethod() throws Exception {
+        List<String> patterns = JitDirectives.inlinePatterns();
+        assertEquals(8, patterns.size(), patterns.toString());
+        assertTrue(patterns.contains(JitDirectives.MARKER), patterns.toString());
+        for (String pattern : patterns) {
+            assertTrue(pattern.startsWith("+io/fabricrpc/"), pattern);
+            String[] target = pattern.substring(1).split("\\.");
+            assertEquals(2, target.length, pattern);
+            if (target[0].endsWith("*")) {
+                // Generated hidden classes, named by prefix: CapturedCallTest checks the prefixes are theirs.
+                assertEquals("*", target[1], pattern);
+                assertTrue(target[0].startsWith("io/fabricrpc/serialization/Generated"), pattern);
+                continue;
+            }
+            Class<?> type = Class.forName(target[0].replace('/', '.'));
+            assertTrue(Arrays.stream(type.getDeclaredMethods()).anyMatch(m -> m.getName().equals(target[1])),
+                    pattern + ": " + type.getName() + " has no method " + target[1]);
+        }
+    }
+
+    @Test
+    void thisJvmTakesTheDirectivesWithEveryPattern() throws Exception {
+        JitDirectives.Outcome outcome = JitDirectives.await(JitDirectives.installOnce(Map.of()));
+        assertTrue(outcome == JitDirectives.Outcome.INSTALLED || outcome == JitDirectives.Outcome.ALREADY_PRESENT,
+                outcome.toString());
+        String stack = JitDirectives.print();
+        for (String pattern : JitDirectives.inlinePatterns()) {
+            assertTrue(stack.contains(pattern), pattern + " not in\n" + stack);
+        }
+        assertFalse(ManagementFactory.getRuntimeMXBean().getInputArguments().stream()
+                .anyMatch(a -> a.startsWith("-XX:CompileCommand=")), "the tests run without JIT flags, as users do");
+    }
+
+    @Test
+    void theKeyTurnsThemOff() {
+        for (String value : List.of("true", "false")) {
+            try (LocalLauncher job = LocalLauncher.builder(Probe.class).processes(1).forwardOutput(false)
+                    .jvmArgs("-D" + JitDirectives.KEY + "=" + value).start()) {
+                job.awaitAll(Duration.ofSeconds(60));
+                LocalLauncher.RankProcess p = job.process(0);
+                boolean on = value.equals("true");
+                p.awaitLine(l -> l.equals("OUTCOME " + (on ? "INSTALLED" : "DISABLED")), Duration.ZERO);
+                p.awaitLine(l -> l.equals("PRESENT " + on), Duration.ZERO);
+            }
+        }
     }
 }

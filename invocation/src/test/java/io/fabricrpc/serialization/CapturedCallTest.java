@@ -10,7 +10,6 @@ import io.fabricrpc.api.RemoteRunnable;
 
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
-import java.lang.management.ManagementFactory;
 import java.util.ArrayList;
 import java.util.List;
 
@@ -19,10 +18,10 @@ import org.junit.jupiter.api.Test;
 /**
  * A call taken apart when it is made ({@link CapturedCall}) encodes to the same record as the function itself, for
  * every capture type, size and number of lambda classes; the generated sender lookup and capture writers are what
- * the root pom's JIT directives force-inline.
+ * the compiler directives fabricrpc installs at join force-inline.
  */
 class CapturedCallTest {
-    private static final String INLINE = "-XX:CompileCommand=inline,";
+    private static final String DIRECTIVES = "/io/fabricrpc/invocation/jit-directives.json";
     private static final SerializationRegistry REGISTRY =
             CallCodecTest.baseBuilder().allowCapturingClass(CapturedCallTest.class).build();
 
@@ -241,12 +240,12 @@ class CapturedCallTest {
         }
     }
 
-    /** The generated classes carry the names the root pom's wildcard inline directives name. */
+    /** The generated classes carry the names fabricrpc's wildcard inline directives (jit-directives.json) name. */
     @Test
     void generatedClassesAreTheOnesTheInlineDirectivesName() {
-        List<String> directives = ManagementFactory.getRuntimeMXBean().getInputArguments().stream()
-                .filter(a -> a.startsWith(INLINE) && a.endsWith("*::*"))
-                .map(a -> a.substring(INLINE.length(), a.length() - "*::*".length()))
+        List<String> directives = inlineDirectives().stream()
+                .filter(a -> a.endsWith("*.*"))
+                .map(a -> a.substring(1, a.length() - "*.*".length()).replace('/', '.'))
                 .toList();
         long v = 3;
         RemoteRunnable function = () -> sink += v;
@@ -256,6 +255,16 @@ class CapturedCallTest {
         lookup = CaptureCode.class.getPackageName() + "." + lookup;
         assertTrue(directives.stream().anyMatch(lookup::startsWith), lookup + " is not force-inlined by " + directives);
         assertEquals(2, directives.size(), "one directive per generated sender class: " + directives);
+    }
+
+    /** The inline patterns of the compiler directives fabricrpc installs at join (JitDirectives). */
+    private static List<String> inlineDirectives() {
+        try (var in = CapturedCallTest.class.getResourceAsStream(DIRECTIVES)) {
+            return new String(in.readAllBytes(), java.nio.charset.StandardCharsets.UTF_8).lines().map(String::strip)
+                    .filter(l -> l.startsWith("\"+")).map(l -> l.substring(1, l.indexOf('"', 1))).toList();
+        } catch (java.io.IOException e) {
+            throw new java.io.UncheckedIOException(e);
+        }
     }
 
     private static RemoteRunnable distinctLambda(int k) {

@@ -479,13 +479,17 @@ public final class Table2Benchmark implements Callable<Integer> {
                         + (context == null ? "" : "; " + context));
     }
 
-    /** Which fabric entry points the ranks force-inline (the root pom's JIT directives, inherited by the ranks). */
+    /** How the ranks force-inline the fabric's entry points: the directives a join installs, or flags on top. */
     private static String inliningText() {
         String prefix = "-XX:CompileCommand=inline,";
         List<String> inlined = LocalLauncher.inheritedJvmFlags().stream().filter(a -> a.startsWith(prefix))
                 .map(a -> a.substring(prefix.length())).toList();
-        return inlined.isEmpty() ? "; no inlining directives (C2 alone decides what the sender loops inline)"
-                : "; the ranks force-inline " + String.join(", ", inlined) + " (-XX:CompileCommand, fabricrpc.jvm.flags)";
+        boolean directives = !LocalLauncher.inheritedJvmFlags().contains("-Dfabric.jit.directives=false")
+                && !"false".equals(System.getProperty("fabric.jit.directives"));
+        return (directives ? "; the ranks install fabricrpc's compiler directives at join (force-inlining the call"
+                + " path, fabric.jit.directives)" : "; fabric.jit.directives=false: no compiler directives")
+                + (inlined.isEmpty() ? "" : "; flags force-inline " + String.join(", ", inlined)
+                + " (-XX:CompileCommand, fabricrpc.jit.flags)");
     }
 
     private String memory(int capacity) {

@@ -108,9 +108,9 @@ final class ChunkRing {
             link.checkAlive();
             if (System.nanoTime() - start > timeout) {
                 commit(event, true);
-                throw new MessagingException("destination thread " + Long.toHexString(destination)
+                throw new MessagingException("destination thread " + ThreadNames.of(destination)
                         + " consumed nothing for " + config.timeout().toMillis() + " ms: all " + chunks.length
-                        + " chunks of " + config.chunkSize() + " bytes from thread " + Long.toHexString(sender)
+                        + " chunks of " + config.chunkSize() + " bytes from thread " + ThreadNames.of(sender)
                         + " are full (cMax " + config.cMax() + ")");
             }
             helper.run();
@@ -121,8 +121,8 @@ final class ChunkRing {
 
     private void commit(MessagingEvents.RingFull event, boolean timedOut) {
         if (event.shouldCommit()) {
-            event.sender = Long.toHexString(sender);
-            event.destination = Long.toHexString(destination);
+            event.sender = ThreadNames.of(sender);
+            event.destination = ThreadNames.of(destination);
             event.chunks = chunks.length;
             event.timedOut = timedOut;
             event.commit();
@@ -158,8 +158,8 @@ final class ChunkRing {
             growthSinceSeal += added.length;
             MessagingEvents.ChunkGrowth event = new MessagingEvents.ChunkGrowth();
             if (event.shouldCommit()) {
-                event.sender = Long.toHexString(sender);
-                event.destination = Long.toHexString(destination);
+                event.sender = ThreadNames.of(sender);
+                event.destination = ThreadNames.of(destination);
                 event.added = added.length;
                 event.chunks = chunks.length;
                 event.cMax = config.cMax();
@@ -173,8 +173,8 @@ final class ChunkRing {
         long pushed = CounterSlot.read(notifyRegion.segment(), notifyOffset + ChunkLayout.NOTIFY_CHUNKS_OFFSET,
                 knownConsumed); // pushed by the receiver
         if (pushed > sealed) {
-            throw new CorruptChunkException("destination thread " + Long.toHexString(destination) + " reports "
-                    + pushed + " chunks consumed of only " + sealed + " sealed by thread " + Long.toHexString(sender));
+            throw new CorruptChunkException("destination thread " + ThreadNames.of(destination) + " reports "
+                    + pushed + " chunks consumed of only " + sealed + " sealed by thread " + ThreadNames.of(sender));
         }
         knownConsumed = pushed;
         return pushed;

@@ -88,7 +88,7 @@ public final class MessagingNode implements AutoCloseable {
     public ReceivingThread registerReceiver(long threadId) {
         ReceivingThread thread = new ReceivingThread(threadId);
         if (receivers.putIfAbsent(threadId, thread) != null) {
-            throw new IllegalStateException("receiving thread " + Long.toHexString(threadId) + " is already registered");
+            throw new IllegalStateException("receiving thread " + ThreadNames.of(threadId) + " is already registered");
         }
         return thread;
     }

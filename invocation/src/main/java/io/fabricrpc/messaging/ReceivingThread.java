@@ -20,7 +20,7 @@ public final class ReceivingThread {
     final ConcurrentLinkedQueue<SenderInbox> arrivals = new ConcurrentLinkedQueue<>();
     private final List<SenderInbox> inboxes = new ArrayList<>();
     private ErrorListener errors = (sender, error) -> System.getLogger("fabricrpc.messaging")
-            .log(System.Logger.Level.ERROR, "call from thread " + Long.toHexString(sender) + " failed: " + error, error);
+            .log(System.Logger.Level.ERROR, "call from thread " + ThreadNames.of(sender) + " failed: " + error, error);
     private int recordsPerSender = 64;
 
     ReceivingThread(long threadId) {

@@ -190,7 +190,7 @@ final class SenderInbox {
 
     private CorruptChunkException corrupt(String detail) {
         return new CorruptChunkException("corrupt chunk " + current + " of " + ring.size() + " from sender thread "
-                + Long.toHexString(sender) + " to thread " + Long.toHexString(destination) + ": " + detail
+                + ThreadNames.of(sender) + " to thread " + ThreadNames.of(destination) + ": " + detail
                 + "; this sender's calls are no longer accepted");
     }
 

@@ -44,6 +44,7 @@ final class ChunkServiceMessages {
     static final int STATUS_ALLOCATION_FAILED = 2;
     static final int STATUS_MALFORMED = 3;
     static final int STATUS_OVER_LIMIT = 4;
+    static final int STATUS_FENCED = 5;
     /** Chunks one (sender, destination) inbox may hold: MessengerConfig's c_max bound. */
     static final int MAX_CHUNKS_PER_INBOX = 255;
 
@@ -60,6 +61,7 @@ final class ChunkServiceMessages {
             case STATUS_NO_SUCH_THREAD -> "no such destination thread";
             case STATUS_ALLOCATION_FAILED -> "allocation failed";
             case STATUS_MALFORMED -> "malformed request";
+            case STATUS_FENCED -> "the job declared the requesting process failed (fenced)";
             case STATUS_OVER_LIMIT -> "more chunks than one sender may hold (" + MAX_CHUNKS_PER_INBOX + ")";
             default -> "unknown status " + status;
         };

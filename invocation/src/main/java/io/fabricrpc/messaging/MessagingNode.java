@@ -35,6 +35,8 @@ public final class MessagingNode implements AutoCloseable {
     private final boolean ownsService;
     private final ConcurrentHashMap<Long, ReceivingThread> receivers = new ConcurrentHashMap<>();
     private final ConcurrentHashMap<InboxKey, SenderInbox> inboxes = new ConcurrentHashMap<>();
+    /** Ranks the job declared failed (a sender id's high half): their chunk requests are refused, inboxes fenced. */
+    private final java.util.Set<Integer> fencedRanks = ConcurrentHashMap.newKeySet();
     private final List<LocalRegion> notifyRegions = new ArrayList<>();
     private LocalRegion notifyRegion;
     private int notifySlot = NOTIFY_SLOTS_PER_REGION;
@@ -196,6 +198,8 @@ public final class MessagingNode implements AutoCloseable {
                 status = ChunkServiceMessages.STATUS_MALFORMED;
             } else if (receiver == null) {
                 status = ChunkServiceMessages.STATUS_NO_SUCH_THREAD;
+            } else if (isFenced(sender)) {
+                status = ChunkServiceMessages.STATUS_FENCED;
             } else if (existing != null && existing.grantedChunks + count > ChunkServiceMessages.MAX_CHUNKS_PER_INBOX) {
                 status = ChunkServiceMessages.STATUS_OVER_LIMIT; // a sender's ring never grows past c_max <= 255
             } else {
@@ -216,6 +220,9 @@ public final class MessagingNode implements AutoCloseable {
                         long notifyOffset = request.get(ValueLayout.JAVA_LONG_UNALIGNED, ChunkServiceMessages.REQ_NOTIFY_OFFSET);
                         inbox = new SenderInbox(sender, destination, from, notify, notifyOffset, chunkSize, chunks);
                         inboxes.put(key, inbox);
+                        if (isFenced(sender)) { // fenced meanwhile: fence() may have missed it
+                            inbox.fence("the job declared rank " + (sender >>> 32) + " failed");
+                        }
                         receiver.arrivals.add(inbox); // the destination thread picks it up at its next poll
                     } else {
                         inbox.grantedChunks += chunks.size();
@@ -237,6 +244,25 @@ public final class MessagingNode implements AutoCloseable {
                 LockSupport.parkNanos(10_000);
             }
         }
+    }
+
+    /**
+     * Fencing: the job declared process {@code rank} failed. Inboxes of its threads (sender ids whose high half is the
+     * rank) stop running calls, each reported once to its destination's error listener, and its chunk requests are
+     * refused from now on. Any thread; idempotent.
+     */
+    public void fence(int rank, String reason) {
+        fencedRanks.add(rank);
+        for (SenderInbox inbox : inboxes.values()) {
+            if (inbox.sender() >>> 32 == rank) {
+                inbox.fence(reason);
+            }
+        }
+    }
+
+    /** Whether the process of sender thread {@code sender} was declared failed. */
+    public boolean isFenced(long sender) {
+        return !fencedRanks.isEmpty() && fencedRanks.contains((int) (sender >>> 32));
     }
 
     /** The agent watches what {@code messenger} leaves pending (flags, held calls) from now on. */

@@ -39,6 +39,17 @@ final class SenderInbox {
     private long consumedChunks;
     private long consumedRecords;
     private RuntimeException failure;
+    /** Set once, by CAS (fencing, on the control plane's verdict): records from here on are not run. */
+    private volatile String fenced;
+    private static final java.lang.invoke.VarHandle FENCED;
+
+    static {
+        try {
+            FENCED = java.lang.invoke.MethodHandles.lookup().findVarHandle(SenderInbox.class, "fenced", String.class);
+        } catch (ReflectiveOperationException e) {
+            throw new ExceptionInInitializerError(e);
+        }
+    }
 
     SenderInbox(long sender, long destination, Link link, RemoteRegion notifyRegion, long notifyOffset,
                 int chunkSize, List<LocalRegion> initialChunks) {
@@ -61,6 +72,11 @@ final class SenderInbox {
         return failure;
     }
 
+    /** The job declared this sender's process failed: stop running its calls (any thread; the first reason stays). */
+    void fence(String reason) {
+        FENCED.compareAndSet(this, null, reason);
+    }
+
     int chunkCount() {
         return ring.size();
     }
@@ -71,6 +87,13 @@ final class SenderInbox {
      */
     int poll(RecordHandler handler, int limit, ReceivingThread.ErrorListener errors) {
         if (failure != null) {
+            return 0;
+        }
+        String fence = fenced;
+        if (fence != null) {
+            failure = new io.fabricrpc.transport.PeerFailedException("thread " + ThreadNames.of(sender),
+                    "fenced: " + fence + "; its calls are no longer run");
+            errors.onError(sender, failure);
             return 0;
         }
         try {

@@ -206,4 +206,11 @@ public interface Link {
 
     /** {@code false} once the peer is known to have failed or closed. */
     boolean isAlive();
+
+    /**
+     * The job declared the peer failed (fencing): from now on this link behaves as if the peer had died, whatever the
+     * transport still sees. Every later operation and wait throws {@link PeerFailedException} with {@code reason}.
+     * Idempotent; the first reason a link fails with is kept.
+     */
+    void fence(String reason);
 }

@@ -179,6 +179,10 @@ class CounterSlotTest {
         }
 
         @Override
+        public void fence(String reason) {
+        }
+
+        @Override
         public boolean isAlive() {
             return true;
         }

@@ -69,4 +69,9 @@ public abstract class ForwardingLink implements Link {
     public boolean isAlive() {
         return link.isAlive();
     }
+
+    @Override
+    public void fence(String reason) {
+        link.fence(reason);
+    }
 }

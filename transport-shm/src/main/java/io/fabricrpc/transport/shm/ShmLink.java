@@ -42,7 +42,26 @@ final class ShmLink implements Link {
     private final long peerStart;
     private final boolean loopback;
     private final ConcurrentHashMap<Long, MemorySegment> regions = new ConcurrentHashMap<>();
+    /** Set once, by CAS (the liveness monitor, fencing, close): the first reason the link failed. */
     private volatile String failure;
+    private static final java.lang.invoke.VarHandle FAILURE;
+
+    static {
+        try {
+            FAILURE = java.lang.invoke.MethodHandles.lookup().findVarHandle(ShmLink.class, "failure", String.class);
+        } catch (ReflectiveOperationException e) {
+            throw new ExceptionInInitializerError(e);
+        }
+    }
+
+    private void casFailure(String reason) {
+        FAILURE.compareAndSet(this, null, reason);
+    }
+
+    @Override
+    public void fence(String reason) {
+        casFailure("fenced: " + reason);
+    }
 
     ShmLink(ShmTransport transport, long peerId, EndpointAddress peerAddress, MemorySegment peerEndpoint, Arena arena,
             boolean loopback) {
@@ -212,7 +231,7 @@ final class ShmLink implements Link {
             }
         }
         if (reason != null) {
-            failure = reason;
+            casFailure(reason);
         }
     }
 
@@ -265,9 +284,7 @@ final class ShmLink implements Link {
     }
 
     void close() {
-        if (failure == null) {
-            failure = "the link was closed";
-        }
+        casFailure("the link was closed");
         arena.close(); // peer mappings only; a loopback link's endpoint segment belongs to the transport
     }
 

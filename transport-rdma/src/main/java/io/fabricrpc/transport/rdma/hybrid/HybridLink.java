@@ -136,6 +136,11 @@ final class HybridLink implements Link {
         return inner.isAlive();
     }
 
+    @Override
+    public void fence(String reason) {
+        inner.fence(reason);
+    }
+
     private LocalRegion local(LocalRegion region, String operation) {
         if (region instanceof HybridLocalRegion hybrid && hybrid.transport() == transport) {
             return sharedMemory ? hybrid.shm : hybrid.rdma;

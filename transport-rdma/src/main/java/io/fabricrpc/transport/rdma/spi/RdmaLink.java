@@ -155,7 +155,16 @@ final class RdmaLink implements Link {
     private int peerRecvDepth;
     private boolean loopback;
 
-    private volatile String failure;
+    private volatile String failure; // set once, by fail()
+    private static final java.lang.invoke.VarHandle FAILURE;
+
+    static {
+        try {
+            FAILURE = java.lang.invoke.MethodHandles.lookup().findVarHandle(RdmaLink.class, "failure", String.class);
+        } catch (ReflectiveOperationException e) {
+            throw new ExceptionInInitializerError(e);
+        }
+    }
     private boolean resourcesClosed; // guarded by qpLock and cqLock together
     private boolean qpDestroyed; // guarded by qpLock and cqLock together
     private boolean memoryReleased; // guarded by qpLock and cqLock together
@@ -955,11 +964,14 @@ final class RdmaLink implements Link {
         return failure == null;
     }
 
-    /** Records the first reason the link failed; later operations and waits throw it. */
+    /** Records the first reason the link failed (a CAS: several threads may fail it); later operations throw it. */
     void fail(String reason) {
-        if (failure == null) {
-            failure = reason;
-        }
+        FAILURE.compareAndSet(this, null, reason);
+    }
+
+    @Override
+    public void fence(String reason) {
+        fail("fenced: " + reason);
     }
 
     String peerName() {

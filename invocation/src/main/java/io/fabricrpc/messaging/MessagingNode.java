@@ -1,5 +1,7 @@
 package io.fabricrpc.messaging;
 
+import io.fabricrpc.counters.CounterRegistry;
+import io.fabricrpc.counters.LinkCounters;
 import io.fabricrpc.transport.EndpointAddress;
 import io.fabricrpc.transport.Link;
 import io.fabricrpc.transport.LocalRegion;
@@ -41,6 +43,9 @@ public final class MessagingNode implements AutoCloseable {
     /** The fabric process's one background agent; this node's flags, held calls and queues are one of its duties. */
     private final SendingAgent agent;
     private final TransmitDuty duty = new TransmitDuty();
+    /** Where messengers, inboxes and links put their counters (the fabric's counters file), or nowhere. */
+    private volatile CounterRegistry counters = CounterRegistry.NONE;
+    private final Set<Link> countedLinks = ConcurrentHashMap.newKeySet();
 
     private record InboxKey(long sender, long destination) {
     }
@@ -78,6 +83,11 @@ public final class MessagingNode implements AutoCloseable {
     /** The process's background agent, which layers above give their timer work to. */
     public SendingAgent agent() {
         return agent;
+    }
+
+    /** Messengers, inboxes and links made from now on register their counters here. */
+    public void counters(CounterRegistry registry) {
+        this.counters = registry;
     }
 
     IdleStrategy idleStrategy() {
@@ -133,7 +143,13 @@ public final class MessagingNode implements AutoCloseable {
             region = notifyRegion;
             offset = (long) NOTIFY_STRIDE * notifySlot++;
         }
-        return new Messenger(this, link, sender, destination, config, region, offset);
+        Messenger messenger = new Messenger(this, link, sender, destination, config, region, offset);
+        CounterRegistry registry = counters;
+        registry.register(messenger.counters());
+        if (link.statistics() != null && countedLinks.add(link)) {
+            registry.register(new LinkCounters(link.statistics(), "rank " + (destination >>> 32)));
+        }
+        return messenger;
     }
 
     /** The no-setup service call for chunks; waits (bounded) for the reply. */
@@ -211,6 +227,7 @@ public final class MessagingNode implements AutoCloseable {
                         long notifyOffset = request.get(ValueLayout.JAVA_LONG_UNALIGNED, ChunkServiceMessages.REQ_NOTIFY_OFFSET);
                         inbox = new SenderInbox(sender, destination, from, notify, notifyOffset, chunkSize, chunks);
                         inboxes.put(key, inbox);
+                        counters.register(new InboxCounters(inbox, sender, destination));
                         receiver.arrivals.add(inbox); // the destination thread picks it up at its next poll
                     } else {
                         inbox.grown.addAll(chunks); // in allocation order, before the reply lets the sender seal

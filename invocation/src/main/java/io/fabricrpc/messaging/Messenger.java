@@ -24,10 +24,10 @@ public final class Messenger implements RecordChannel {
     private final Link link;
     private final long sender;
     private final long destination;
-    private final MessengerConfig config;
+    final MessengerConfig config; // ChannelCounters reads these four
     private final IdleStrategy idle;
-    private final ChunkRing ring;
-    private final RecordAppender appender;
+    final ChunkRing ring;
+    final RecordAppender appender;
     private final boolean defers;
     private final boolean coalesces;
 
@@ -36,10 +36,11 @@ public final class Messenger implements RecordChannel {
     // ---- sender thread ----
     private Publisher publisher; // chosen at set-up, from whether the transport maps the first chunk
     private boolean mayBePending; // records framed since this thread last saw nothing pending
-    private long recordsSent;
+    long recordsSent; // also the counters' "calls sent": ChannelCounters reads it opaque, nothing is added per call
+    long ringFullEvents; // sends that found every chunk full (slow path), for ChannelCounters
     private Runnable waitHelper = () -> { };
     private boolean watched;
-    private volatile boolean closed;
+    volatile boolean closed;
 
     Messenger(MessagingNode node, Link link, long sender, long destination, MessengerConfig config,
               LocalRegion notifyRegion, long notifyOffset) {
@@ -57,7 +58,10 @@ public final class Messenger implements RecordChannel {
                 config.chunkSize());
         this.defers = !config.publicationDelay().isZero();
         this.coalesces = defers && config.coalescing();
+        this.counters = new ChannelCounters(this);
     }
+
+    private final ChannelCounters counters;
 
     public boolean send(RecordWriter writer) {
         return send(0, writer);
@@ -185,6 +189,7 @@ public final class Messenger implements RecordChannel {
 
     /** Every chunk up to cMax is full: what the policy says. */
     private boolean whenFull(int tag, RecordWriter writer, boolean transmit) {
+        ringFullEvents++;
         if (config.fullPolicy() == FullPolicy.FAIL) {
             return false;
         }
@@ -346,6 +351,11 @@ public final class Messenger implements RecordChannel {
     public long lastTicket() {
         Publisher p = publisher;
         return p == null ? 0 : p.lastTicket();
+    }
+
+    /** This channel's counters (calls and bytes sent, chunks, ring full, RETRY waits, RETRY_ASYNC hook). */
+    public ChannelCounters counters() {
+        return counters;
     }
 
     public FullPolicy fullPolicy() {

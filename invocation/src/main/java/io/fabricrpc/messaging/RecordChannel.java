@@ -79,4 +79,9 @@ public interface RecordChannel extends AutoCloseable {
 
     @Override
     void close();
+
+    /** Counters of this channel's own layer (an aggregator's batches), beyond its messenger's; null if none. */
+    default io.fabricrpc.counters.CounterSource counters() {
+        return null;
+    }
 }

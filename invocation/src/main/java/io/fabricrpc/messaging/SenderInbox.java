@@ -33,7 +33,7 @@ final class SenderInbox {
     private long walkFrom = -1;
     private long walkAt;
     private long consumedChunks;
-    private long consumedRecords;
+    long consumedRecords; // also the counters' "calls run": InboxCounters reads it opaque
     private RuntimeException failure;
 
     SenderInbox(long sender, long destination, Link link, RemoteRegion notifyRegion, long notifyOffset,

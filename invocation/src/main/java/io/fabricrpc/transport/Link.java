@@ -206,4 +206,9 @@ public interface Link {
 
     /** {@code false} once the peer is known to have failed or closed. */
     boolean isAlive();
+
+    /** The link's counts for the counters file (writes posted, completions, errors), or null if it keeps none. */
+    default LinkStatistics statistics() {
+        return null;
+    }
 }

@@ -26,6 +26,10 @@ final class TraditionalAggregator extends Aggregator {
     private int ticksSeen;
     /** Sender thread only: the transmit position at this thread's latest mark, or -1. */
     private long markedBatch = -1;
+    /** Counts, each of one writer: full batches and flushes (sender), push-outs of a quiet sender's batch (agent). */
+    long batches;
+    long flushes;
+    long pushOuts;
     private final java.util.function.BooleanSupplier nothingWaits = () -> messenger.pendingHint() < 0;
 
     TraditionalAggregator(Messenger messenger, AggregationConfig config, AggregationDuty duty) {
@@ -44,6 +48,7 @@ final class TraditionalAggregator extends Aggregator {
         // then the agent may stop watching before it sees this call (a batch left unsent for good).
         long start = messenger.transmitPosition();
         if (messenger.framedBytes(start) >= batchBytes) {
+            batches++; // once per batch, not per call
             messenger.transmit();
             return true;
         }
@@ -65,6 +70,7 @@ final class TraditionalAggregator extends Aggregator {
             seenBatch = batch; // transmitted since the last tick: what waits now is younger than a tick
             ticksSeen = 0;
         } else if (++ticksSeen >= ticksToPushOut) {
+            pushOuts++;
             messenger.transmitFromAnotherThread();
             seenBatch = -1;
         }
@@ -79,6 +85,7 @@ final class TraditionalAggregator extends Aggregator {
     /** The sender's flush: the batch, and then the messenger's own flush. */
     @Override
     public void flush() {
+        flushes++;
         messenger.flush();
     }
 
@@ -102,6 +109,11 @@ final class TraditionalAggregator extends Aggregator {
     @Override
     public void flushFromAnotherThread() {
         messenger.transmitFromAnotherThread();
+    }
+
+    @Override
+    public io.fabricrpc.counters.CounterSource counters() {
+        return new AggregatorCounters(this, messenger);
     }
 
     @Override

@@ -57,6 +57,7 @@ public final class ControlPlane implements AutoCloseable {
     private static final int MAX_KEPT_REFUSALS = 256;
 
     private final JobConfig config;
+    final ControlCounters counters;
     private final EventLoopGroup group;
     private final EventLoop loop;
     private final Role role;
@@ -91,6 +92,7 @@ public final class ControlPlane implements AutoCloseable {
 
     private ControlPlane(JobConfig config) {
         this.config = config;
+        this.counters = new ControlCounters(config.rank());
         this.departures = new AtomicReferenceArray<>(config.size());
         this.group = new NioEventLoopGroup(1, new DefaultThreadFactory(THREAD_NAME_PREFIX + "r" + config.rank(), true));
         this.loop = group.next();
@@ -291,6 +293,11 @@ public final class ControlPlane implements AutoCloseable {
         checkAlive(thread.rank());
     }
 
+    /** Heartbeats sent and received, peers declared failed: for the fabric's counters file. */
+    public io.fabricrpc.counters.CounterSource counters() {
+        return counters;
+    }
+
     /** The membership once {@link #join} completed, else null. */
     public Membership membership() {
         return membership;
@@ -369,6 +376,7 @@ public final class ControlPlane implements AutoCloseable {
             if (orderly) {
                 LOG.debug("rank {}: {}", config.rank(), d.getMessage());
             } else {
+                counters.peerFailures++; // under listenerLock
                 LOG.warn("rank {}: {}", config.rank(), d.getMessage());
             }
             PeerDepartureEvent event = new PeerDepartureEvent();

@@ -243,6 +243,7 @@ final class Coordinator implements ControlPlane.Role {
             }
             if (!muted) {
                 c.ch.writeAndFlush(empty(c.ch.alloc(), HEARTBEAT), c.ch.voidPromise());
+                cp.counters.heartbeatsSent++;
             }
         }
     }
@@ -548,7 +549,7 @@ final class Coordinator implements ControlPlane.Role {
         private void onRunning(byte type, ByteBuf in) {
             lastSeenNanos = System.nanoTime();
             switch (type) {
-                case HEARTBEAT -> { }
+                case HEARTBEAT -> cp.counters.heartbeatsReceived++; // event loop
                 case LEAVE -> {
                     left = true;
                     state = State.DONE;

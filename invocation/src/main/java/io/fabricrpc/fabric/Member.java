@@ -194,6 +194,7 @@ final class Member implements ControlPlane.Role {
         }
         if (!muted) {
             ch.writeAndFlush(empty(ch.alloc(), HEARTBEAT), ch.voidPromise());
+            cp.counters.heartbeatsSent++;
         }
     }
 
@@ -361,7 +362,7 @@ final class Member implements ControlPlane.Role {
         private void onRunning(byte type, ByteBuf in) {
             lastSeenNanos = System.nanoTime();
             switch (type) {
-                case HEARTBEAT -> { }
+                case HEARTBEAT -> cp.counters.heartbeatsReceived++; // event loop
                 case PEER_FAILED -> {
                     PeerFailed pf = readPeerFailed(in);
                     checkRank(pf.rank());

@@ -75,6 +75,8 @@ public final class FabricRuntime implements Fabric {
     private final SerializationRegistry registry;
     private final Transport transport;
     private final MessagingNode node;
+    /** The counters file's publisher (a duty of the node's agent), or null when counters are off. */
+    private final io.fabricrpc.counters.CountersPublisher counters;
     private final RemoteAllocationService remoteMemory;
     private final ControlPlane control;
     private final int rank;
@@ -137,8 +139,16 @@ public final class FabricRuntime implements Fabric {
         MessagingNode messaging = null;
         ControlPlane plane = null;
         RemoteAllocationService remote = null;
+        io.fabricrpc.counters.CountersPublisher publisher = null;
         try {
             messaging = new MessagingNode(transport);
+            // Before anything is created, so every messenger, inbox and link registers its counters.
+            publisher = io.fabricrpc.counters.CountersPublisher.open(config.transport(), rank,
+                    config.job().coordinatorHost() + ":" + config.job().coordinatorPort());
+            if (publisher != null) {
+                messaging.counters(publisher);
+                messaging.agent().add(publisher::publishIfDue);
+            }
             // Before joining, like every handler: a peer may make a send-based call as soon as the job is formed.
             messaging.service().register(SEND_CALL_MESSAGE, this::routeSendCall);
             // Before joining: once the job is formed, peers may ask for memory at once.
@@ -177,10 +187,17 @@ public final class FabricRuntime implements Fabric {
             if (messaging != null) {
                 messaging.close();
             }
+            if (publisher != null) {
+                publisher.file().close();
+            }
             transport.close();
             throw e;
         }
         this.node = messaging;
+        this.counters = publisher;
+        if (publisher != null) {
+            publisher.register(plane.counters());
+        }
         this.remoteMemory = remote;
         this.control = plane;
         this.links = new Link[size];
@@ -568,6 +585,10 @@ public final class FabricRuntime implements Fabric {
         messenger.whileWaiting(this::help);
         RecordChannel plain = async ? node.asyncQueue(messenger, messengerConfig.asyncQueueLimitBytes()) : messenger;
         RecordChannel channel = factory == null ? plain : factory.wrap(messenger);
+        io.fabricrpc.counters.CounterSource layer = counters != null && channel != plain ? channel.counters() : null;
+        if (layer != null) {
+            counters.register(layer); // a view's layer: an aggregator's batches and flushes
+        }
         CallEncoder encoder = new CallEncoder(registry, ThreadId.fromLong(sender) + " -> "
                 + ThreadId.fromLong(ThreadId.pack(destRank, global % threads)));
         ThreadContext.Route route = new ThreadContext.Route(channel, encoder,
@@ -1348,7 +1369,10 @@ public final class FabricRuntime implements Fabric {
                 }
             }
             control.close();
-            node.close();
+            node.close(); // stops the agent, so the counters publisher too
+            if (counters != null) {
+                counters.file().close();
+            }
             for (ThreadContext context : allContexts) {
                 for (RecordChannel channel : context.allChannels()) {
                     channel.close();

@@ -31,6 +31,18 @@ public final class AsyncQueueChannel extends MessengerDecorator {
     private long head;
     private long tail;
     private long queuedRecords;
+    /** tail - head, for the counters file: written by the claim holder (opaque), read by the counters' publisher. */
+    private long queuedBytesGauge;
+    private static final java.lang.invoke.VarHandle GAUGE;
+
+    static {
+        try {
+            GAUGE = java.lang.invoke.MethodHandles.lookup().findVarHandle(AsyncQueueChannel.class, "queuedBytesGauge",
+                    long.class);
+        } catch (ReflectiveOperationException e) {
+            throw new ExceptionInInitializerError(e);
+        }
+    }
 
     // Sender thread only.
     private boolean queuedSeen;
@@ -105,6 +117,7 @@ public final class AsyncQueueChannel extends MessengerDecorator {
         queue.set(ValueLayout.JAVA_INT_UNALIGNED, tail, ChunkLayout.header(length, tag));
         tail += size;
         queuedRecords++;
+        GAUGE.setOpaque(this, tail - head);
         if (!queued) {
             queued = true; // volatile: the sender claims on every call until the queue drains
             node.flushLater(this);
@@ -129,6 +142,7 @@ public final class AsyncQueueChannel extends MessengerDecorator {
             }
             head += ChunkLayout.recordSize(length);
             queuedRecords--;
+            GAUGE.setOpaque(this, tail - head);
         }
         head = 0;
         tail = 0;
@@ -169,6 +183,11 @@ public final class AsyncQueueChannel extends MessengerDecorator {
         queue = larger;
         head = 0;
         tail = live;
+    }
+
+    /** Bytes of calls waiting in the queue as last stored (opaque): the counters file's gauge, any thread. */
+    long loQueuedBytes() {
+        return (long) GAUGE.getOpaque(this);
     }
 
     /** Bytes of calls waiting in the queue. */

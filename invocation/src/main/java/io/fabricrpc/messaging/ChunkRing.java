@@ -8,6 +8,8 @@ import io.fabricrpc.transport.RemoteRegion;
 import org.agrona.concurrent.IdleStrategy;
 
 import java.lang.foreign.MemorySegment;
+import java.lang.invoke.MethodHandles;
+import java.lang.invoke.VarHandle;
 import java.util.Arrays;
 
 /**
@@ -21,6 +23,17 @@ import java.util.Arrays;
  * is read from the notification slot the receiver writes.
  */
 final class ChunkRing {
+    private static final VarHandle BYTES_BEFORE = MethodHandles.arrayElementVarHandle(long[].class);
+    private static final VarHandle COUNTS;
+
+    static {
+        try {
+            COUNTS = MethodHandles.lookup().findVarHandle(ChunkRing.class, "retryWaits", long.class);
+        } catch (ReflectiveOperationException e) {
+            throw new ExceptionInInitializerError(e);
+        }
+    }
+
     private final MessagingNode node;
     private final Link link;
     private final long sender;
@@ -38,6 +51,11 @@ final class ChunkRing {
     private long knownConsumed;
     private long knownConsumedRecords;
     private int growthSinceSeal;
+    // Counters (owner thread writes, the counters publisher reads): slow paths only, once per chunk or per wait.
+    private long retryWaits;
+    private volatile int chunkCount;
+    /** Bytes framed into generations before g, at [g & 1]: written (release) before generation g starts. */
+    private final long[] bytesBefore = new long[2];
 
     ChunkRing(MessagingNode node, Link link, long sender, long destination, MessengerConfig config,
               LocalRegion notifyRegion, long notifyOffset) {
@@ -57,6 +75,7 @@ final class ChunkRing {
      */
     Publisher setUp(RecordAppender appender) {
         chunks = request(config.c());
+        chunkCount = chunks.length;
         window = link.directWindow(chunks[current]);
         appender.reset(0, chunks[current], window);
         Publisher publisher = window != null ? new WindowPublisher(link, appender) : new StagedPublisher(link, appender);
@@ -82,6 +101,8 @@ final class ChunkRing {
                 appender.soAppended();
             }
             sealed++;
+            BYTES_BEFORE.setRelease(bytesBefore, (int) (sealed & 1),
+                    bytesBefore[(int) ((sealed - 1) & 1)] + appender.position); // before T names generation `sealed`
             growthSinceSeal = 0;
             appender.sealed = true;
         }
@@ -102,6 +123,7 @@ final class ChunkRing {
         long start = System.nanoTime();
         long timeout = config.timeout().toNanos();
         MessagingEvents.RingFull event = new MessagingEvents.RingFull(); // slow path only: a wait for room
+        retryWaits++;
         event.begin();
         idle.reset();
         while (!advance(appender, publisher)) {
@@ -133,6 +155,24 @@ final class ChunkRing {
         return chunks.length;
     }
 
+    /** Any thread: chunks held in the receiver (a volatile written only when the ring grows). */
+    int lvChunkCount() {
+        return chunkCount;
+    }
+
+    /** Any thread: RETRY waits so far, by an opaque load of the owner's plain count. */
+    long loRetryWaits() {
+        return (long) COUNTS.getOpaque(this);
+    }
+
+    /**
+     * Any thread: bytes framed into generations before {@code gen} (acquire). Valid while the transmit word still
+     * names {@code gen} when read after this (the slot is rewritten only once a later generation has started).
+     */
+    long lvBytesBefore(long gen) {
+        return (long) BYTES_BEFORE.getAcquire(bytesBefore, (int) (gen & 1));
+    }
+
     RemoteRegion current() {
         return chunks[current];
     }
@@ -155,6 +195,7 @@ final class ChunkRing {
             System.arraycopy(chunks, current + 1, grown, current + 1 + added.length, chunks.length - current - 1);
             System.arraycopy(added, 0, grown, current + 1, added.length);
             chunks = grown;
+            chunkCount = grown.length;
             growthSinceSeal += added.length;
             MessagingEvents.ChunkGrowth event = new MessagingEvents.ChunkGrowth();
             if (event.shouldCommit()) {

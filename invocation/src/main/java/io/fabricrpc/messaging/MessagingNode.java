@@ -1,5 +1,7 @@
 package io.fabricrpc.messaging;
 
+import io.fabricrpc.counters.CounterRegistry;
+import io.fabricrpc.counters.LinkCounters;
 import io.fabricrpc.transport.EndpointAddress;
 import io.fabricrpc.transport.Link;
 import io.fabricrpc.transport.LocalRegion;
@@ -43,6 +45,9 @@ public final class MessagingNode implements AutoCloseable {
     /** The fabric process's one background agent; this node's flags, held calls and queues are one of its duties. */
     private final SendingAgent agent;
     private final TransmitDuty duty = new TransmitDuty();
+    /** Where messengers, inboxes and links put their counters (the fabric's counters file), or nowhere. */
+    private volatile CounterRegistry counters = CounterRegistry.NONE;
+    private final Set<Link> countedLinks = ConcurrentHashMap.newKeySet();
 
     private record InboxKey(long sender, long destination) {
     }
@@ -82,6 +87,11 @@ public final class MessagingNode implements AutoCloseable {
         return agent;
     }
 
+    /** Messengers, inboxes and links made from now on register their counters here. */
+    public void counters(CounterRegistry registry) {
+        this.counters = registry;
+    }
+
     IdleStrategy idleStrategy() {
         return new BackoffIdleStrategy(64, 16, 1_000, 100_000);
     }
@@ -113,7 +123,9 @@ public final class MessagingNode implements AutoCloseable {
         if (messenger.fullPolicy() != FullPolicy.FAIL) {
             throw new IllegalArgumentException("an asynchronous queue needs a FAIL messenger, got " + messenger.fullPolicy());
         }
-        return new AsyncQueueChannel(messenger, this, limitBytes);
+        AsyncQueueChannel channel = new AsyncQueueChannel(messenger, this, limitBytes);
+        messenger.counters().bindAsyncQueueBytes(channel::loQueuedBytes);
+        return channel;
     }
 
     /**
@@ -135,7 +147,13 @@ public final class MessagingNode implements AutoCloseable {
             region = notifyRegion;
             offset = (long) NOTIFY_STRIDE * notifySlot++;
         }
-        return new Messenger(this, link, sender, destination, config, region, offset);
+        Messenger messenger = new Messenger(this, link, sender, destination, config, region, offset);
+        CounterRegistry registry = counters;
+        registry.register(messenger.counters());
+        if (link.statistics() != null && countedLinks.add(link)) {
+            registry.register(new LinkCounters(link.statistics(), "rank " + (destination >>> 32)));
+        }
+        return messenger;
     }
 
     /** The no-setup service call for chunks; waits (bounded) for the reply. */
@@ -223,6 +241,7 @@ public final class MessagingNode implements AutoCloseable {
                         if (isFenced(sender)) { // fenced meanwhile: fence() may have missed it
                             inbox.fence("the job declared rank " + (sender >>> 32) + " failed");
                         }
+                        counters.register(new InboxCounters(inbox, sender, destination));
                         receiver.arrivals.add(inbox); // the destination thread picks it up at its next poll
                     } else {
                         inbox.grantedChunks += chunks.size();

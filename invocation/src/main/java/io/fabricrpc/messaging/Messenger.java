@@ -24,22 +24,24 @@ public final class Messenger implements RecordChannel {
     private final Link link;
     private final long sender;
     private final long destination;
-    private final MessengerConfig config;
+    final MessengerConfig config; // ChannelCounters reads these four
     private final IdleStrategy idle;
-    private final ChunkRing ring;
-    private final RecordAppender appender;
+    final ChunkRing ring;
+    final RecordAppender appender;
     private final boolean defers;
     private final boolean coalesces;
+    private final ChannelCounters counters;
 
     private static final int PLACE = -1;
 
     // ---- sender thread ----
     private Publisher publisher; // chosen at set-up, from whether the transport maps the first chunk
     private boolean mayBePending; // records framed since this thread last saw nothing pending
-    private long recordsSent;
+    long recordsSent; // also the counters' "calls sent": ChannelCounters reads it opaque, nothing is added per call
+    long ringFullEvents; // sends that found every chunk full (slow path), for ChannelCounters
     private Runnable waitHelper = () -> { };
     private boolean watched;
-    private volatile boolean closed;
+    volatile boolean closed;
 
     Messenger(MessagingNode node, Link link, long sender, long destination, MessengerConfig config,
               LocalRegion notifyRegion, long notifyOffset) {
@@ -57,10 +59,7 @@ public final class Messenger implements RecordChannel {
                 config.chunkSize());
         this.defers = !config.publicationDelay().isZero();
         this.coalesces = defers && config.coalescing();
-    }
-
-    public boolean send(RecordWriter writer) {
-        return send(0, writer);
+        this.counters = new ChannelCounters(this);
     }
 
     /**
@@ -185,6 +184,7 @@ public final class Messenger implements RecordChannel {
 
     /** Every chunk up to cMax is full: what the policy says. */
     private boolean whenFull(int tag, RecordWriter writer, boolean transmit) {
+        ringFullEvents++;
         if (config.fullPolicy() == FullPolicy.FAIL) {
             return false;
         }
@@ -282,7 +282,7 @@ public final class Messenger implements RecordChannel {
     }
 
     @Override
-    public void flush() {
+    public void flush() { // RecordChannel's flush: transmit what is pending
         transmit();
     }
 
@@ -315,8 +315,7 @@ public final class Messenger implements RecordChannel {
         waitHelper.run();
     }
 
-    /** Where the next record goes, and in which chunk (tests play a misbehaving sender with them). */
-    long writeOffset() {
+    long writeOffset() { // where the next record goes, and in which chunk (tests play a misbehaving sender)
         return ChunkLayout.DATA_OFFSET + appender.position;
     }
 
@@ -348,6 +347,11 @@ public final class Messenger implements RecordChannel {
         return p == null ? 0 : p.lastTicket();
     }
 
+    /** This channel's counters (calls and bytes sent, chunks, ring full, RETRY waits, RETRY_ASYNC hook). */
+    public ChannelCounters counters() {
+        return counters;
+    }
+
     public FullPolicy fullPolicy() {
         return config.fullPolicy();
     }
@@ -366,10 +370,6 @@ public final class Messenger implements RecordChannel {
 
     public long maxPayload() { // what one record can carry: an empty chunk, or the header's limit
         return config.maxPayload();
-    }
-
-    Duration publicationDelay() {
-        return config.publicationDelay();
     }
 
     /** A call too large for any chunk: names the sizes and the setting that raises them. */

@@ -16,6 +16,11 @@ public interface RecordChannel extends AutoCloseable {
      */
     boolean send(int tag, RecordWriter writer);
 
+    /** {@link #send(int, RecordWriter)} with tag 0. */
+    default boolean send(RecordWriter writer) {
+        return send(0, writer);
+    }
+
     /**
      * The channel a record may be sent through directly right now, with the same effect {@link #send} would have, or
      * null: lets callers keep one inlined call site for every kind of channel (the messenger underneath, typically).
@@ -79,4 +84,9 @@ public interface RecordChannel extends AutoCloseable {
 
     @Override
     void close();
+
+    /** Counters of this channel's own layer (an aggregator's batches), beyond its messenger's; null if none. */
+    default io.fabricrpc.counters.CounterSource counters() {
+        return null;
+    }
 }

@@ -37,7 +37,7 @@ final class SenderInbox {
     private long walkFrom = -1;
     private long walkAt;
     private long consumedChunks;
-    private long consumedRecords;
+    long consumedRecords; // also the counters' "calls run": InboxCounters reads it opaque
     private RuntimeException failure;
     /** Set once, by CAS (fencing, on the control plane's verdict): records from here on are not run. */
     private volatile String fenced;

@@ -91,7 +91,7 @@ final class TransmitDuty implements SendingAgent.Duty {
         for (Messenger messenger : watched) {
             try {
                 if (messenger.transmitIfStale()) {
-                    long half = Math.max(1_000, messenger.publicationDelay().toNanos() / 2);
+                    long half = Math.max(1_000, messenger.config.publicationDelay().toNanos() / 2);
                     tick = tick == 0 ? half : Math.min(tick, half);
                 }
             } catch (RuntimeException e) {
@@ -105,7 +105,7 @@ final class TransmitDuty implements SendingAgent.Duty {
     private long quietTick() {
         long tick = MessengerConfig.DEFAULT_PUBLICATION_DELAY.toNanos() / 2;
         for (Messenger messenger : watched) {
-            tick = Math.min(tick, Math.max(1_000, messenger.publicationDelay().toNanos() / 2));
+            tick = Math.min(tick, Math.max(1_000, messenger.config.publicationDelay().toNanos() / 2));
         }
         return tick;
     }

@@ -213,4 +213,9 @@ public interface Link {
      * Idempotent; the first reason a link fails with is kept.
      */
     void fence(String reason);
+
+    /** The link's counts for the counters file (writes posted, completions, errors), or null if it keeps none. */
+    default LinkStatistics statistics() {
+        return null;
+    }
 }

@@ -168,7 +168,16 @@ public final class ShmTransport implements Transport {
         synchronized (links) {
             existing = links.get(peerId);
             if (existing == null) {
-                existing = openLink(peerId);
+                io.fabricrpc.transport.ConnectionSetupEvent event = new io.fabricrpc.transport.ConnectionSetupEvent();
+                event.begin(); // once per peer: a slow path
+                String peer = "shm endpoint " + Long.toHexString(peerId);
+                try {
+                    existing = openLink(peerId);
+                } catch (RuntimeException e) {
+                    event.finish(KIND, peer, "failed: " + e.getMessage());
+                    throw e;
+                }
+                event.finish(KIND, peer, "connected");
                 links.put(peerId, existing);
             }
             return existing;

@@ -497,6 +497,8 @@ public final class FirehoseCache<R> implements AutoCloseable {
         if (created == null) {
             return;
         }
+        RegistrationMissEvent event = new RegistrationMissEvent(); // a miss: system calls follow, so a slow path
+        event.begin();
         RuntimeException failure = null;
         for (Bucket<R> b : created) {
             if (failure == null) {
@@ -523,6 +525,13 @@ public final class FirehoseCache<R> implements AutoCloseable {
             } finally {
                 lock.unlock();
             }
+        }
+        event.end();
+        if (event.shouldCommit()) {
+            event.bytes = created.size() * bucketSize;
+            event.buckets = created.size();
+            event.failed = failure != null;
+            event.commit();
         }
         if (failure != null) {
             throw failure;

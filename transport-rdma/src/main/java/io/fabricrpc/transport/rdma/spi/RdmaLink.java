@@ -86,8 +86,22 @@ import static io.fabricrpc.transport.rdma.spi.LinkMemoryDescriptor.*;
  * vanished host ends in a retry-exceeded error completion, and requests that make no progress for
  * {@code rdma.operationTimeoutMillis} fail the link even when no thread waits for them.
  */
-final class RdmaLink implements Link {
+final class RdmaLink implements Link, io.fabricrpc.transport.LinkStatistics {
     private static final long RECEIVE_TAG = 1L << 62;
+    private static final java.lang.invoke.VarHandle POSTED;
+    private static final java.lang.invoke.VarHandle SIGNALED_COMPLETIONS;
+    private static final java.lang.invoke.VarHandle COMPLETION_ERRORS;
+
+    static {
+        try {
+            java.lang.invoke.MethodHandles.Lookup lookup = java.lang.invoke.MethodHandles.lookup();
+            POSTED = lookup.findVarHandle(RdmaLink.class, "posted", long.class);
+            SIGNALED_COMPLETIONS = lookup.findVarHandle(RdmaLink.class, "signaledCompletions", long.class);
+            COMPLETION_ERRORS = lookup.findVarHandle(RdmaLink.class, "completionErrors", long.class);
+        } catch (ReflectiveOperationException e) {
+            throw new ExceptionInInitializerError(e);
+        }
+    }
     private static final int POLL_BATCH = 16;
     /** Scatter-gather entries of {@link #writeFirstByteAs}'s WRITE; the QPs are created with at least this many. */
     static final int GATHER_SGES = 2;
@@ -117,6 +131,9 @@ final class RdmaLink implements Link {
 
     // Guarded by qpLock.
     private long posted;
+    // Counters file (read opaque): the reaper's counts, under cqLock.
+    private long signaledCompletions;
+    private long completionErrors;
     private long lastSignaled;
     private long messagesSent;
     private long peerConsumed;
@@ -809,6 +826,27 @@ final class RdmaLink implements Link {
         }
     }
 
+    @Override
+    public io.fabricrpc.transport.LinkStatistics statistics() {
+        return this;
+    }
+
+    /** Work requests posted: the WR number of the latest, by an opaque load (posters write it under qpLock). */
+    @Override
+    public long loWritesPosted() {
+        return (long) POSTED.getOpaque(this);
+    }
+
+    @Override
+    public long loSignaledCompletions() {
+        return (long) SIGNALED_COMPLETIONS.getOpaque(this);
+    }
+
+    @Override
+    public long loCompletionErrors() {
+        return (long) COMPLETION_ERRORS.getOpaque(this);
+    }
+
     /** Signaled requests posted so far (tests check that signaling stays selective). */
     long signaledCount() {
         qpLock.lock();
@@ -898,11 +936,13 @@ final class RdmaLink implements Link {
         int status = wc.getStatus();
         boolean receive = (wrId & RECEIVE_TAG) != 0;
         if (status != 0) {
+            completionErrors++;
             fail(new WorkCompletionException(receive ? "RECV" : "send queue request", wrId & ~RECEIVE_TAG, status)
                     .getMessage());
             return;
         }
         if (!receive) {
+            signaledCompletions++; // one per signaled request (selective signaling), not per call
             if (wrId > completed) {
                 completed = wrId; // volatile: waiters see the completion, and a READ's data, after this
             }

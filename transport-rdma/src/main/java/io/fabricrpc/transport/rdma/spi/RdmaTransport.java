@@ -384,31 +384,45 @@ public final class RdmaTransport implements Transport {
             }
             String name = "rdma endpoint " + Long.toHexString(target.endpointId()) + " at "
                     + target.ip().getHostAddress() + ":" + target.port();
-            RdmaLink link;
+            io.fabricrpc.transport.ConnectionSetupEvent event = new io.fabricrpc.transport.ConnectionSetupEvent();
+            event.begin(); // once per peer: a slow path
             try {
-                link = new RdmaLink(this, group.createEndpoint(), target.endpointId());
-            } catch (IOException e) {
-                throw new TransportException("cannot create an RDMA endpoint to connect to " + name + ": " + e.getMessage(), e);
+                RdmaLink link = connectLink(target, name);
+                event.finish("rdma", name, "connected");
+                return link;
+            } catch (RuntimeException e) {
+                event.finish("rdma", name, "failed: " + e.getMessage());
+                throw e;
             }
-            track(link);
-            try {
-                link.endpoint.connect(new InetSocketAddress(target.ip(), target.port()),
-                        (int) settings.connectTimeoutMillis());
-                link.sendHello();
-                link.awaitHello(settings.connectTimeoutMillis());
-            } catch (ConnectException e) {
-                discard(link, "connect failed");
-                throw new PeerFailedException(name, "absent or closed: " + e.getMessage());
-            } catch (PeerFailedException e) {
-                discard(link, "handshake failed");
-                throw new PeerFailedException(name, "handshake failed: " + e.getMessage());
-            } catch (Exception e) {
-                discard(link, "connect failed");
-                throw new TransportException("RDMA connect to " + name + " failed: " + e, e);
-            }
-            RdmaLink prior = links.putIfAbsent(target.endpointId(), link);
-            return prior != null ? prior : link;
         }
+    }
+
+    /** Holding connectLock: a new QP to {@code target}, connected and past the handshake. */
+    private RdmaLink connectLink(RdmaAddresses.Decoded target, String name) {
+        RdmaLink link;
+        try {
+            link = new RdmaLink(this, group.createEndpoint(), target.endpointId());
+        } catch (IOException e) {
+            throw new TransportException("cannot create an RDMA endpoint to connect to " + name + ": " + e.getMessage(), e);
+        }
+        track(link);
+        try {
+            link.endpoint.connect(new InetSocketAddress(target.ip(), target.port()),
+                    (int) settings.connectTimeoutMillis());
+            link.sendHello();
+            link.awaitHello(settings.connectTimeoutMillis());
+        } catch (ConnectException e) {
+            discard(link, "connect failed");
+            throw new PeerFailedException(name, "absent or closed: " + e.getMessage());
+        } catch (PeerFailedException e) {
+            discard(link, "handshake failed");
+            throw new PeerFailedException(name, "handshake failed: " + e.getMessage());
+        } catch (Exception e) {
+            discard(link, "connect failed");
+            throw new TransportException("RDMA connect to " + name + " failed: " + e, e);
+        }
+        RdmaLink prior = links.putIfAbsent(target.endpointId(), link);
+        return prior != null ? prior : link;
     }
 
     @Override

@@ -1,0 +1,60 @@
+package io.fabricrpc.aggregation;
+
+import io.fabricrpc.counters.CounterSource;
+import io.fabricrpc.counters.CounterTypes;
+import io.fabricrpc.messaging.Messenger;
+
+import java.lang.invoke.MethodHandles;
+import java.lang.invoke.VarHandle;
+
+/** A {@code trad} aggregator's counts (full batches, flushes, push-outs by the agent), read with opaque loads. */
+final class AggregatorCounters implements CounterSource {
+    private static final VarHandle[] COUNTS = new VarHandle[3];
+
+    static {
+        try {
+            MethodHandles.Lookup lookup = MethodHandles.lookup();
+            COUNTS[0] = lookup.findVarHandle(TraditionalAggregator.class, "batches", long.class);
+            COUNTS[1] = lookup.findVarHandle(TraditionalAggregator.class, "flushes", long.class);
+            COUNTS[2] = lookup.findVarHandle(TraditionalAggregator.class, "pushOuts", long.class);
+        } catch (ReflectiveOperationException e) {
+            throw new ExceptionInInitializerError(e);
+        }
+    }
+
+    private final TraditionalAggregator aggregator;
+    private final String name;
+
+    AggregatorCounters(TraditionalAggregator aggregator, Messenger messenger) {
+        this.aggregator = aggregator;
+        this.name = CounterTypes.channel(messenger.sender(), messenger.destination());
+    }
+
+    @Override
+    public int counterCount() {
+        return 3;
+    }
+
+    @Override
+    public String label(int index) {
+        return switch (index) {
+            case 0 -> "aggregation batches " + name;
+            case 1 -> "aggregation flushes " + name;
+            default -> "aggregation push-outs " + name;
+        };
+    }
+
+    @Override
+    public int typeId(int index) {
+        return switch (index) {
+            case 0 -> CounterTypes.AGGREGATION_BATCHES;
+            case 1 -> CounterTypes.AGGREGATION_FLUSHES;
+            default -> CounterTypes.AGGREGATION_PUSH_OUTS;
+        };
+    }
+
+    @Override
+    public long loValue(int index) {
+        return (long) COUNTS[index].getOpaque(aggregator);
+    }
+}

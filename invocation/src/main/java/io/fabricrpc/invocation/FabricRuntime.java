@@ -206,6 +206,7 @@ public final class FabricRuntime implements Fabric {
         control.addListener(new ControlPlaneListener() {
             @Override
             public void peerFailed(int failedRank, PeerFailedException failure) {
+                fence(failedRank, failure);
                 failPendingReturns(failedRank, failure);
             }
         });
@@ -539,8 +540,25 @@ public final class FabricRuntime implements Fabric {
         if (link == null) {
             link = transport.connect(addresses[destinationRank]); // idempotent per peer; the race is benign
             links[destinationRank] = link;
+            if (!control.isAlive(destinationRank)) { // declared failed meanwhile: fence() may have missed this link
+                link.fence("the job declared rank " + destinationRank + " failed");
+            }
         }
         return link;
+    }
+
+    /**
+     * Fencing: the control plane's verdict reaches the data plane. Sends to the rank fail from now on (its link is
+     * fenced), and calls from its threads are no longer run here (their inboxes and send-based calls are refused).
+     */
+    private void fence(int failedRank, PeerFailedException failure) {
+        String reason = "the job declared rank " + failedRank + " failed: " + failure.getMessage();
+        node.fence(failedRank, reason);
+        try {
+            link(failedRank).fence(reason); // the messengers' link too: connect returns the transport's one per peer
+        } catch (RuntimeException unreachable) {
+            // No link can be made to it: nothing can be sent there either.
+        }
     }
 
     void checkAlive(int destinationRank) {
@@ -719,6 +737,9 @@ public final class FabricRuntime implements Fabric {
         if (worker < 0 || worker >= threads || kind <= 0 || payload.byteSize() <= SEND_HEADER) {
             throw new IllegalArgumentException("malformed send-based call for worker " + worker + ", kind " + kind
                     + ", " + payload.byteSize() + " bytes from endpoint " + Long.toHexString(from.peerId()));
+        }
+        if (node.isFenced(payload.get(ValueLayout.JAVA_LONG_UNALIGNED, 8))) {
+            return; // from a rank the job declared failed: never run
         }
         routed.wrap(payload.address() + 8, (int) payload.byteSize() - 8); // | sender | call record |
         while (!sendQueues[worker].write(kind, routed, 0, routed.capacity())) {

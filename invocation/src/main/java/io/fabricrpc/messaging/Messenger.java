@@ -124,12 +124,10 @@ public final class Messenger implements RecordChannel {
         return true;
     }
 
-    /**
-     * Frames one record without transmitting it: it goes out with the next {@link #transmit}, send or seal, or a
-     * {@link #transmitFromAnotherThread}. Full chunks follow the {@link FullPolicy}; false under FAIL when all are full.
-     */
+    /** Frames one record, untransmitted (the next transmit, send, seal or claim carries it); FullPolicy when full. */
     public boolean frame(int tag, RecordWriter writer) {
         RecordAppender.checkTag(tag);
+        link.checkAlive(); // a fenced or failed peer refuses the call now, not when the batch goes out
         int length = writer.knownLength();
         if (publisher != null && length > 0 && !appender.sealed && length <= appender.room()) {
             appender.frameKnown(tag, writer, length, placement()); // the common case, inlined into the caller

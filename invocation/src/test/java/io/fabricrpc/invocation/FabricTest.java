@@ -165,6 +165,66 @@ public abstract class FabricTest {
         }
     }
 
+    /**
+     * Fencing: a rank that stalls past the failure timeout is declared failed, and from that verdict on its calls are
+     * not run anywhere, calls to it fail, and it fails its own calls (it lost the coordinator): nothing runs silently
+     * across the verdict in either direction.
+     */
+    @Test
+    void aRankDeclaredFailedIsFencedInBothDirections() throws Exception {
+        Object[][] contexts = LocalJob.inboxes(3, 1);
+        try (LocalJob job = new LocalJob(fixture(), 3, 1, MessengerConfig.defaults())) {
+            java.util.concurrent.atomic.AtomicReference<Throwable> senderEnd = new java.util.concurrent.atomic.AtomicReference<>();
+            java.util.concurrent.atomic.AtomicLong ranAfterFence = new java.util.concurrent.atomic.AtomicLong(-1);
+            ThreadId receiver = new ThreadId(1, 0);
+            job.runWorkers(contexts, (fabric, index) -> {
+                Inbox inbox = Fabric.currentContext();
+                switch (fabric.rank()) {
+                    case 2 -> { // the stalled rank: keeps calling rank 1 until its own fabric refuses
+                        io.fabricrpc.fabric.FaultInjection.muteHeartbeats(((FabricRuntime) fabric).controlPlane());
+                        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
+                        try {
+                            for (long s = 0; System.nanoTime() < deadline; s++) {
+                                long sequence = s;
+                                fabric.call(receiver, (RemoteContextConsumer<Inbox>) box -> box.record(0, sequence), null);
+                                fabric.processCalls();
+                            }
+                        } catch (Throwable t) {
+                            senderEnd.set(t);
+                        }
+                    }
+                    case 1 -> {
+                        io.fabricrpc.fabric.ControlPlane plane = ((FabricRuntime) fabric).controlPlane();
+                        LocalJob.processUntil(fabric, () -> plane.failure(2) != null, "the verdict on rank 2");
+                        long settle = System.nanoTime() + 200_000_000L; // the listener fences just after the verdict
+                        while (System.nanoTime() < settle) {
+                            fabric.processCalls();
+                        }
+                        long atFence = inbox.received;
+                        long until = System.nanoTime() + 1_000_000_000L;
+                        while (System.nanoTime() < until) {
+                            fabric.processCalls();
+                        }
+                        ranAfterFence.set(inbox.received - atFence);
+                        assertThrows(io.fabricrpc.transport.PeerFailedException.class, () -> {
+                            fabric.call(new ThreadId(2, 0), (RemoteContextConsumer<Inbox>) box -> box.record(0, 0), null);
+                            fabric.flush();
+                        });
+                    }
+                    default -> LocalJob.processUntil(fabric, () -> ((FabricRuntime) fabric).controlPlane().failure(2) != null,
+                            "the verdict on rank 2 at rank 0");
+                }
+            });
+            assertEquals(0, ranAfterFence.get(), "calls of the fenced rank run after the verdict");
+            assertInstanceOf(io.fabricrpc.transport.PeerFailedException.class, senderEnd.get(),
+                    "the stalled rank's own calls end with PeerFailedException: " + senderEnd.get());
+            assertTrue(((Inbox) contexts[1][0]).received > 0, "calls ran before the verdict");
+            assertNull(((Inbox) contexts[1][0]).error);
+            // Cut off from the job, the fenced rank cannot end it in order: its close says so (after releasing all).
+            assertThrows(io.fabricrpc.transport.PeerFailedException.class, job.rank(2)::close);
+        }
+    }
+
     private static Thread threadInTheSlotOf(Thread other, Runnable body) {
         while (true) {
             Thread thread = Thread.ofPlatform().unstarted(body);

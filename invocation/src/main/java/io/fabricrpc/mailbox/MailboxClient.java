@@ -52,7 +52,7 @@ public final class MailboxClient extends Mailbox {
                 return false;
             }
             port.acquiredBy(Thread.currentThread(), Port.Phase.AWAITING);
-            port.collectAbandonedReply(collector);
+            port.collectAbandonedReply(collector, config.replyTimeout().toNanos());
             return true;
         } finally {
             if (port.phase() != Port.Phase.CLOSED) {
@@ -70,18 +70,22 @@ public final class MailboxClient extends Mailbox {
      * @throws io.fabricrpc.transport.PeerFailedException if the server is gone
      */
     public Port open() {
-        Port port = tryOpen();
-        if (port != null) {
-            return port;
-        }
-        IdleStrategy idle = config.idleStrategy().get();
         long start = System.nanoTime();
         long timeout = config.openTimeout().toNanos();
-        while (true) {
+        IdleStrategy idle = null;
+        for (boolean first = true; ; first = false) {
+            Port port;
             link.checkAlive();
-            port = tryOpen();
-            if (port != null) {
-                return port;
+            long left = Math.max(timeout - (System.nanoTime() - start), first ? 1 : 0);
+            if (left > 0) {
+                try {
+                    port = tryOpen(left);
+                } catch (MailboxTimeoutException e) {
+                    port = null; // the reply left on the port we took did not come in time: all stayed busy
+                }
+                if (port != null) {
+                    return port;
+                }
             }
             if (System.nanoTime() - start > timeout) {
                 throw new AllPortsBusyException("all " + ports.length + " mailbox ports stayed busy for "
@@ -89,17 +93,25 @@ public final class MailboxClient extends Mailbox {
                         + " asynchronous calls); raise ports or openTimeout");
             }
             waitHook.run();
+            if (idle == null) {
+                idle = config.idleStrategy().get();
+            }
             idle.idle();
         }
     }
 
     /**
      * Tries once to lock a port. Prefers ports whose packet the client owns; failing that, takes a port left by
-     * an asynchronous call and waits (bounded by the reply timeout) for its reply, which it drops.
+     * an asynchronous call and waits (bounded by the reply timeout) for its reply, which goes to the {@link
+     * ReplyCollector} with the call's token (or is dropped if it has none).
      *
      * @return the locked port, or null if every port is locked by another thread
      */
     public Port tryOpen() {
+        return tryOpen(config.replyTimeout().toNanos());
+    }
+
+    private Port tryOpen(long collectNanos) {
         link.checkAlive(); // a volatile read: a dead server fails new calls at once
         int n = ports.length;
         int start = startIndex(n);
@@ -119,7 +131,7 @@ public final class MailboxClient extends Mailbox {
                 if (port.ownsPacket()) {
                     port.acquiredBy(me, Port.Phase.OWNED_EMPTY);
                     if (port.pendingReply() != null) {
-                        collect(port); // an asynchronous call's reply that arrived: its token's collector gets it
+                        collect(port, collectNanos); // an asynchronous call's reply that arrived: its token's collector gets it
                     }
                     return port;
                 }
@@ -129,16 +141,16 @@ public final class MailboxClient extends Mailbox {
         if (abandoned >= 0 && tryLock(abandoned)) {
             Port port = ports[abandoned];
             port.acquiredBy(me, Port.Phase.AWAITING);
-            collect(port);
+            collect(port, collectNanos);
             return port;
         }
         return null;
     }
 
     /** Collects the reply left on {@code port} (locked by this thread); on failure releases the port and throws. */
-    private void collect(Port port) {
+    private void collect(Port port, long timeoutNanos) {
         try {
-            port.collectAbandonedReply(collector);
+            port.collectAbandonedReply(collector, timeoutNanos);
         } catch (RuntimeException | Error e) {
             port.close();
             throw e;

@@ -58,6 +58,8 @@ public final class Port implements AutoCloseable {
     private MemorySegment message;
     /** Client: the token of an asynchronous call whose reply is still to be collected on this port, or null. */
     private Object pendingReply;
+    /** The bound of the current wait: the reply timeout, or less while collecting a reply for an opener. */
+    private long waitNanos;
 
     Port(Mailbox box, int index, boolean server) {
         this.box = box;
@@ -73,6 +75,7 @@ public final class Port implements AutoCloseable {
         this.outgoingPayload = outgoing.asSlice(MailboxLayout.PACKET_HEADER_LENGTH);
         this.payloadCapacity = layout.payloadCapacity();
         this.replyTimeoutNanos = box.config.replyTimeout().toNanos();
+        this.waitNanos = replyTimeoutNanos;
         this.idle = box.config.idleStrategy().get();
     }
 
@@ -280,9 +283,10 @@ public final class Port implements AutoCloseable {
      * Client: collects the reply of the asynchronous call left on this port (waiting for it, bounded) and hands it to
      * {@code collector} unless it was dropped. The port is then owned and empty, whatever the collector does.
      */
-    void collectAbandonedReply(MailboxClient.ReplyCollector collector) {
+    void collectAbandonedReply(MailboxClient.ReplyCollector collector, long timeoutNanos) {
         Object token = pendingReply;
         phase = Phase.AWAITING;
+        waitNanos = timeoutNanos;
         try {
             long length = receive();
             pendingReply = null;
@@ -296,6 +300,7 @@ public final class Port implements AutoCloseable {
                 collector.failed(token, e);
             }
         } finally {
+            waitNanos = replyTimeoutNanos;
             if (phase == Phase.RECEIVED) {
                 phase = Phase.OWNED_EMPTY;
             }
@@ -408,9 +413,9 @@ public final class Port implements AutoCloseable {
             if ((++polls & 15) == 0) {
                 box.link.checkAlive(); // a volatile read; throws PeerFailedException for a dead peer
                 long waited = System.nanoTime() - start;
-                if (waited > replyTimeoutNanos) {
+                if (waited > waitNanos) {
                     throw new MailboxTimeoutException("port " + index + ": no " + what + " from the peer within "
-                            + box.config.replyTimeout().toMillis() + " ms (waited " + waited / 1_000_000
+                            + waitNanos / 1_000_000 + " ms (waited " + waited / 1_000_000
                             + " ms; the peer is alive but did not answer)");
                 }
             }

@@ -76,7 +76,7 @@ final class ReturnCalls implements MailboxClient.ReplyCollector {
     Object call(ThreadContext context, int global, ThreadId dest, Serializable function) {
         MailboxClient client = runtime.mailboxes().client(global);
         CallerState state = state(context);
-        long length = encode(context, state, global, dest, function, true);
+        long length = encode(context, state, global, dest, function);
         boolean defines = length < 0;
         length = Math.abs(length);
         if (defines) {
@@ -106,8 +106,7 @@ final class ReturnCalls implements MailboxClient.ReplyCollector {
                                    Serializable function) {
         MailboxClient client = runtime.mailboxes().client(global);
         CallerState state = state(context);
-        boolean mayWait = !(self && context.inProcessCalls);
-        long length = encode(context, state, global, dest, function, mayWait);
+        long length = encode(context, state, global, dest, function);
         Port port = client.open();
         ReturnFuture future = new ReturnFuture(runtime, client, port.index(), dest, self, callTimeout);
         try {
@@ -128,17 +127,14 @@ final class ReturnCalls implements MailboxClient.ReplyCollector {
     }
 
     /** Encodes the request into the caller's buffer: its length, negated if it carries a new definition. */
-    private long encode(ThreadContext context, CallerState state, int global, ThreadId dest, Serializable function,
-                        boolean mayWait) {
+    private long encode(ThreadContext context, CallerState state, int global, ThreadId dest, Serializable function) {
         boolean selfContained = false;
         Object defining = state.defining[global];
-        if (defining instanceof ReturnFuture earlier && !earlier.isDone() && mayWait) {
-            earlier.awaitUninterruptibly();
-        }
         if (defining instanceof ReturnFuture earlier && earlier.isDone()) {
-            state.defining[global] = null;
+            state.defining[global] = null; // its definitions have arrived: ids alone are safe again
         } else if (defining != null) {
-            selfContained = true; // its definitions may still be in another port: carry our own
+            // The server may serve this port before the one carrying those definitions: carry our own, never wait.
+            selfContained = true;
         }
         long[] order = runtime.messengerOrder(context, global);
         CallEncoder encoder;

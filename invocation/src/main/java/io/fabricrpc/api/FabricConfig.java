@@ -35,7 +35,7 @@ public record FabricConfig(JobConfig job, Map<String, String> transport, Seriali
         return of(JobConfig.fromEnvironment(), registry);
     }
 
-    /** Defaults around an explicit job: transport keys from system properties, 1 KiB return slots, 60 s timeout. */
+    /** Defaults around an explicit job: transport keys from system properties, 1 KiB mailbox packets, 60 s timeout. */
     public static FabricConfig of(JobConfig job, SerializationRegistry registry) {
         Map<String, String> transport = new HashMap<>();
         System.getProperties().forEach((k, v) -> {
@@ -55,7 +55,11 @@ public record FabricConfig(JobConfig job, Map<String, String> transport, Seriali
         return new FabricConfig(job, newTransport, registry, messenger, returnSlotBytes, callTimeout);
     }
 
-    /** Bytes of each callReturn result slot (a result larger than this fails with a clear error). */
+    /**
+     * Bytes of each {@code callReturn} mailbox packet (the name is historical: results used to land in slots of this
+     * size). Calls and results larger than a packet stream through it, up to {@code fabric.mailbox.maxMessageBytes}
+     * (16 MiB); every process of a job must use the same value.
+     */
     public FabricConfig withReturnSlotBytes(int bytes) {
         return new FabricConfig(job, transport, registry, messenger, bytes, callTimeout);
     }

@@ -308,7 +308,7 @@ public abstract class FabricTest {
             job.rank(1).startHandlerThreads();
             Fabric fabric = job.rank(0);
             ThreadId dest = new ThreadId(1, 0);
-            // Awaited through dependent stages, which no waiting thread helps: only the result poller completes them.
+            // Awaited through dependent stages: waiting on a stage collects the reply (no helper thread, no processCalls).
             CompletableFuture<Long> failed = fabric.callReturnAsync(dest, () -> {
                 throw new IllegalStateException("bad input 23");
             });

@@ -12,8 +12,15 @@
  *   last fragment is sent ASYNC, EMPTY_BIT marks the server's close-time
  *   empty reply in the packet, LIVENESS adds the LTL property "every client finishes",
  *   REORDER lets packet and flag writes of one send land in either order (negative
- *   check: must FAIL), UNFUSED splits the fused steps (see SPLIT) to validate the fusion.
+ *   check: must FAIL), UNFUSED splits the fused steps (see SPLIT) to validate the fusion,
+ *   FABRIC adds the fabric's uses (callReturn): an ASYNC reply is read by whoever next
+ *   locks the port instead of being overwritten, a Collector thread (a waiter on the
+ *   future, or a worker's sweep) locks ports only to collect arrived replies, and a
+ *   server may lock a pending port, peek at it and release it unread (Port.defer).
  */
+#ifndef FABRIC
+#define FABRIC 0
+#endif
 #ifndef NPORTS
 #define NPORTS 2
 #endif
@@ -68,6 +75,7 @@ byte holdC[NPORTS];     /* client threads holding port p: always <= 1 */
 byte holdS[NPORTS];     /* server threads holding port p: always <= 1 */
 bit  readingC[NPORTS];  /* a client thread has read pktC[p] and not yet given p back (read window) */
 bit  readingS[NPORTS];  /* a server thread has read pktS[p] and not yet given p back (read window) */
+byte defers;            /* FABRIC: Port.defer steps taken by all server threads (bounded) */
 byte asyncTag[NPORTS];  /* tag of the ASYNC call whose reply is still owed on port p (0: none) */
 byte finished;          /* client threads that completed all their calls */
 byte served;            /* requests (final fragments) the server has processed */
@@ -166,7 +174,10 @@ proctype Client(byte tid) {
 			SPLIT
 			stale = (inC[p] != outC[p]);
 			if
-			:: !stale -> asyncTag[p] = 0   /* an ASYNC reply already landed: overwritten unread */
+			:: !stale && FABRIC && asyncTag[p] != 0 ->
+				/* the fabric collects it for the call's future (ReplyCollector) before reuse */
+				readingC[p] = 1; v = pktC[p]; assert(TAG(v) == asyncTag[p]); asyncTag[p] = 0
+			:: !stale && (!FABRIC || asyncTag[p] == 0) -> asyncTag[p] = 0   /* overwritten unread */
 			:: else
 			fi
 		}
@@ -244,6 +255,19 @@ end_idle:
 		:: else
 		fi
 	}
+#if FABRIC
+	/* Port.defer: peek at the owned request and release the port unread, a bounded number
+	 * of times (the fabric defers until one-way calls it must follow have run) */
+	if
+	:: defers < NSERVERS ->
+		atomic {
+			readingS[p] = 1; v = pktS[p]; assert(TAG(v) != 0);
+			readingS[p] = 0; v = 0; defers++;
+			holdS[p]--; lockS[p] = 0; p = 0; goto end_idle
+		}
+	:: true
+	fi;
+#endif
 
 recv:
 	/* wait for (the next fragment's) ownership, then read the request; the read window
@@ -284,6 +308,34 @@ recv:
 	}
 	goto end_idle
 }
+
+#if FABRIC
+/* tryCollect: a client-side thread that is not calling (a waiter on a future, a worker's
+ * sweep) locks a port only if an ASYNC reply has landed there, reads it, and unlocks. */
+#define COLLECT_C(q) :: lockC[q] == 0 && asyncTag[q] != 0 && inC[q] == outC[q] -> lockC[q] = 1; p = q
+
+active proctype Collector() {
+	byte p, v;
+end_collect:
+	do
+	:: atomic {
+		if
+		COLLECT_C(0)
+		COLLECT_C(1)
+#if NPORTS > 2
+		COLLECT_C(2)
+#endif
+		fi;
+		holdC[p]++;
+		assert(holdC[p] == 1);
+		readingC[p] = 1; v = pktC[p];
+		assert(TAG(v) == asyncTag[p]);   /* the reply of the call whose future waits for it */
+		asyncTag[p] = 0;
+		readingC[p] = 0; holdC[p]--; lockC[p] = 0; p = 0; v = 0
+	   }
+	od
+}
+#endif
 
 /* Fires only when nothing else can move: then every started call must have completed. */
 active proctype Watchdog() {

@@ -131,6 +131,9 @@ run ports-ltl-all-finish mailbox_ports.pml pass "-DNPORTS=2 -DNCLIENTS=2 -DNSERV
 # The same checks with the fused atomic steps split (validates the reduction, see SPLIT).
 run single-unfused       mailbox_single.pml pass "-DUNFUSED" "$tiny" "-w18"
 run ports-3p2c2s-x1-unfused mailbox_ports.pml pass "-DNPORTS=3 -DNCLIENTS=2 -DNSERVERS=2 -DNCALLS=1 -DSTREAM=2 -DUNFUSED" "$small" "-w21"
+# The fabric's callReturn: ASYNC replies collected by the next holder or a Collector thread, server defer.
+run ports-fabric-2p2c2s-x1 mailbox_ports.pml pass "-DNPORTS=2 -DNCLIENTS=2 -DNSERVERS=2 -DNCALLS=1 -DSTREAM=2 -DFABRIC=1" "$small" "-w20"
+run ports-fabric-ltl       mailbox_ports.pml pass "-DNPORTS=2 -DNCLIENTS=2 -DNSERVERS=2 -DNCALLS=1 -DSTREAM=2 -DFABRIC=1 -DLIVENESS" "-O1 -DNFAIR=4" "-a -f -w20"
 if [ "$full" -eq 1 ]; then
 	run ports-2p2c2s-x2-stream2 mailbox_ports.pml pass "-DNPORTS=2 -DNCLIENTS=2 -DNSERVERS=2 -DNCALLS=2 -DSTREAM=2" "$big" "-w24"
 	run ports-2p3c2s-x1      mailbox_ports.pml pass "-DNPORTS=2 -DNCLIENTS=3 -DNSERVERS=2 -DNCALLS=1 -DSTREAM=2" "$big" "-w24"
@@ -139,6 +142,7 @@ fi
 # Negative checks: packet and flag writes of a send may land in either order.
 run single-reorder-NEG   mailbox_single.pml violation "-DREORDER" "$tiny" "-w18"
 run ports-reorder-NEG    mailbox_ports.pml violation "-DNPORTS=2 -DNCLIENTS=2 -DNSERVERS=2 -DNCALLS=1 -DSTREAM=2 -DREORDER" "$small" "-w20"
+run ports-fabric-reorder-NEG mailbox_ports.pml violation "-DNPORTS=2 -DNCLIENTS=2 -DNSERVERS=2 -DNCALLS=1 -DSTREAM=2 -DFABRIC=1 -DREORDER" "$small" "-w20"
 
 # Messenger around a single transmit position claimed by CAS (the rewrite): the owner, the
 # background agent claiming what the owner left pending, the receiver. Mapped window: records

@@ -18,7 +18,8 @@ import java.util.Map;
  * The echo side of a cross-process placement, run in a child JVM by {@link ChildEcho}. Arguments:
  * {@code mailbox <ports> <packetSize> <idle> <cpu>} (opens the transport configured by the {@code fabric.*} and
  * {@code shm.*} system properties, prints {@code ADDRESS <kind> <hex>}, accepts one mailbox client) or
- * {@code agrona <ringFile> <capacity> <idle> <cpu>} (maps the baseline's ring file); the echo thread is pinned
+ * {@code agrona <ringFile> <capacity> <idle> <cpu>} (maps the baseline's ring file) or {@code fabric <port> <secret>
+ * <idle> <cpu>} (joins as rank 1 of the client's job and runs worker 0's calls); the echo thread is pinned
  * to {@code cpu} unless it is -1. Then prints {@code READY} and obeys
  * one command per stdin line, answering each on stdout: {@code RUN} and {@code PAUSE} (answer {@code OK}),
  * {@code ALLOC} (answer {@code ALLOC <bytes the echo thread allocated>}), {@code STOP} or end of input (exits 0).
@@ -73,7 +74,18 @@ public final class BenchServerProcess {
                     obey(loop);
                 }
             }
-            default -> throw new IllegalArgumentException("unknown echo kind '" + args[0] + "' (mailbox or agrona)");
+            case "fabric" -> {
+                // args[1] the coordinator port, args[2] the job secret: rank 1 of the client's two-process job.
+                io.fabricrpc.api.Fabric fabric = FabricCallPingPong.join(1, Integer.parseInt(args[1]), args[2]);
+                try (EchoLoop loop = new EchoLoop("echo-fabric", new FabricCallPingPong.Echo(fabric),
+                        idle.newStrategy(), cpu)) {
+                    obey(loop);
+                } finally {
+                    fabric.close();
+                }
+            }
+            default -> throw new IllegalArgumentException("unknown echo kind '" + args[0] + "' (mailbox, agrona or"
+                    + " fabric)");
         }
     }
 

@@ -80,6 +80,11 @@ final class ChildEcho implements EchoControl {
         return child;
     }
 
+    /** Starts a child that joins the job at {@code port} as rank 1; it says READY once the job has formed. */
+    static ChildEcho fabric(int port, String secret, Idle idle, int cpu) {
+        return new ChildEcho(List.of("fabric", Integer.toString(port), secret, idle.name(), Integer.toString(cpu)));
+    }
+
     EndpointAddress address() {
         String[] parts = expect("ADDRESS ").split(" ");
         return new EndpointAddress(parts[1], HexFormat.of().parseHex(parts[2]));

@@ -61,6 +61,8 @@ public final class MailboxRttBenchmark implements Callable<Integer> {
     Path shmDir;
     @Option(names = "--output", defaultValue = "benchmarks/results/mailbox-rtt.md", description = "Markdown report, overwritten (default ${DEFAULT-VALUE}).")
     Path output;
+    @Option(names = "--mailbox-client", defaultValue = "raw", description = "What the cross-process 'mailbox' contender calls: raw (a MailboxClient port) or callreturn (Fabric.callReturn of a two-process job over the mailbox; default ${DEFAULT-VALUE}).")
+    String mailboxClient;
     @Option(names = "--note", description = "A remark to put in the report (e.g. what else loaded the machine).")
     String note;
 
@@ -181,6 +183,12 @@ public final class MailboxRttBenchmark implements Callable<Integer> {
     }
 
     private PlacementResult crossProcess() {
+        if (mailboxClient.equals("callreturn")) {
+            return crossProcessCallReturn();
+        }
+        if (!mailboxClient.equals("raw")) {
+            throw new IllegalArgumentException("--mailbox-client must be raw or callreturn, got " + mailboxClient);
+        }
         int capacity = PingPongRingsDescriptor.DEFAULT_CAPACITY;
         try (Transport transport = Transports.open(transportConfig());
              SharedRingFile rings = SharedRingFile.create(shmDir, PingPongRingsDescriptor.regionLength(capacity))) {
@@ -202,6 +210,35 @@ public final class MailboxRttBenchmark implements Callable<Integer> {
             } finally {
                 client.close();
             }
+        }
+    }
+
+    /** Fabric.callReturn between two JVMs (rank 0 here, rank 1's worker in the child) against Agrona's ping-pong. */
+    private PlacementResult crossProcessCallReturn() {
+        int capacity = PingPongRingsDescriptor.DEFAULT_CAPACITY;
+        try (SharedRingFile rings = SharedRingFile.create(shmDir, PingPongRingsDescriptor.regionLength(capacity))) {
+            int port;
+            try (java.net.ServerSocket socket = new java.net.ServerSocket(0)) {
+                port = socket.getLocalPort();
+            }
+            String secret = java.util.HexFormat.of().formatHex(java.security.SecureRandom.getSeed(16));
+            ChildEcho fabricChild = ChildEcho.fabric(port, secret, idle, echoCpu);
+            io.fabricrpc.api.Fabric fabric;
+            try {
+                fabric = FabricCallPingPong.join(0, port, secret); // forms the job with the child
+                fabricChild.expect("READY");
+            } catch (RuntimeException e) {
+                fabricChild.close();
+                throw e;
+            }
+            try (Contender mailbox = new Contender("callReturn", new FabricCallPingPong.Client(fabric), fabricChild);
+                 Contender agrona = new Contender("agrona", new AgronaPingPong.Client(rings.buffer(), capacity, payload,
+                         idle.newStrategy(), TimeUnit.SECONDS.toNanos(REPLY_TIMEOUT_SECONDS)),
+                         ChildEcho.agrona(rings.path(), capacity, idle, echoCpu))) {
+                return interleave("cross-process callReturn (two JVMs)", mailbox, agrona);
+            }
+        } catch (java.io.IOException e) {
+            throw new java.io.UncheckedIOException(e);
         }
     }
 

@@ -239,7 +239,7 @@ public interface Fabric extends AutoCloseable {
      * @param function the lambda; its captured values are the message
      * @return the function's result
      * @throws io.fabricrpc.serialization.RemoteInvocationException if the function threw at the destination
-     * @throws io.fabricrpc.serialization.ResultTooLargeException if the result did not fit the return slot
+     * @throws io.fabricrpc.serialization.ResultTooLargeException if the result is larger than fabric.mailbox.maxMessageBytes
      *         ({@link FabricConfig#withReturnSlotBytes})
      * @throws IllegalStateException if made, from inside a call a worker runs, to that worker itself (it could run
      *         only after the current call returns)
@@ -254,8 +254,10 @@ public interface Fabric extends AutoCloseable {
      *
      * <p>Waiting on the returned future itself ({@code get}, {@code join}) from a fabric thread waits as
      * {@link #callReturn} does: it polls for the result and an attached worker keeps running its incoming calls, so
-     * workers that wait on each other's results do not deadlock. Stages derived from it complete on the thread that
-     * completes it: a thread waiting on it, or the fabric's result poller.
+     * workers that wait on each other's results do not deadlock. The reply waits in the call's mailbox port until
+     * collected, by the first of: a thread waiting on the future or on a stage derived from it, a worker of this
+     * process in {@link #processCalls()}, or the next call that takes the port; stages derived from it complete on
+     * that thread. A future nobody waits on in a process with no running worker stays pending until then.
      *
      * <p>Addressed to the calling worker itself, the call runs before this method returns (the worker first runs its
      * calls that arrived earlier, as a call to itself keeps their order) and the future is already complete. Made

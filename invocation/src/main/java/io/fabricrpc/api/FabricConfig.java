@@ -55,7 +55,7 @@ public record FabricConfig(JobConfig job, Map<String, String> transport, Seriali
     }
 
     /**
-     * Defaults around an explicit job: transport keys from system properties, 1 KiB return slots, 60 s timeout.
+     * Defaults around an explicit job: transport keys from system properties, 1 KiB mailbox packets, 60 s timeout.
      *
      * @param job who this process is
      * @param registry what calls may capture and results may hold
@@ -93,8 +93,10 @@ public record FabricConfig(JobConfig job, Map<String, String> transport, Seriali
     }
 
     /**
-     * Bytes of each callReturn result slot, the same on every process: 19 are header, the rest holds the result's
-     * value; a larger result fails with {@link io.fabricrpc.serialization.ResultTooLargeException}.
+     * Bytes of each {@code callReturn} mailbox packet (the name is historical: results used to land in slots of this
+     * size). Calls and results larger than a packet stream through it, up to {@code fabric.mailbox.maxMessageBytes}
+     * (16 MiB); a larger result fails with {@link io.fabricrpc.serialization.ResultTooLargeException}. Every process
+     * of a job must use the same value.
      *
      * @param bytes a multiple of 64, at least 64 (default 1024)
      * @return a new configuration

@@ -1,6 +1,9 @@
 package io.fabricrpc.invocation;
 
 import io.fabricrpc.fabric.ThreadId;
+import io.fabricrpc.mailbox.CorruptPacketException;
+import io.fabricrpc.mailbox.PacketReader;
+import io.fabricrpc.mailbox.Port;
 import io.fabricrpc.messaging.RecordHandler;
 import io.fabricrpc.serialization.CallDecoder;
 import io.fabricrpc.serialization.CallRecordDescriptor;
@@ -94,7 +97,6 @@ final class CallReceiver implements RecordHandler {
                 MemorySegment buffer = readFrom(ThreadId.rankOf(sender), source, at, bytes);
                 decoder(sender).invoke(record, offset + RemoteRegion.ENCODED_LENGTH + 16, limit, buffer);
             }
-            case InvocationRecords.CALL_RETURN -> callReturn(sender, record, offset, limit);
             case InvocationRecords.BROADCAST -> broadcast(record, offset, limit);
             case InvocationRecords.SHUTDOWN_SIGNAL -> shutdownSignals++;
             default -> throw new IllegalArgumentException("unknown invocation kind " + tag + " in a " + length
@@ -115,43 +117,122 @@ final class CallReceiver implements RecordHandler {
         return readScratch.segment().asSlice(0, bytes);
     }
 
-    private void callReturn(long sender, MemorySegment record, long offset, long limit) {
-        RemoteRegion slotRegion = RemoteRegion.decode(record, offset);
-        long slotOffset = record.get(LONG, offset + RemoteRegion.ENCODED_LENGTH);
-        long sequence = record.get(LONG, offset + RemoteRegion.ENCODED_LENGTH + 8);
-        int slotBytes = runtime.returnSlotBytes();
-        if (resultScratch == null) {
-            resultScratch = runtime.transport().allocate(slotBytes, RemoteAccess.NONE);
-        }
-        MemorySegment scratch = resultScratch.segment();
-        long room = slotBytes - ResultTooLargeException.SLOT_OVERHEAD_BYTES; // for the value's bytes
-        int written;
-        Throwable failure = null;
+    /**
+     * Serves one request on a mailbox port this worker locked (layout in {@link ReturnCalls}): runs the call and
+     * writes its result, or the failure, into the same packet. Whatever the packet holds, the caller gets an answer
+     * and this thread goes on; failures of the call are also reported here, as for one-way calls.
+     */
+    void serveMailbox(Port port, int callerRank) {
+        servingRank = callerRank;
+        long written;
         try {
-            CallDecoder decoder = decoder(sender);
-            decoder.invoke(record, offset + RemoteRegion.ENCODED_LENGTH + 16, limit, null);
-            written = results.encodeValue(decoder.lastResult(), scratch, InvocationRecords.SLOT_RESULT, slotBytes);
-            if (written < 0) {
-                // The caller learns that its result was too large, by how much, and the setting that fits it.
-                Object result = decoder.lastResult();
-                long needed = results.measureValue(result, ResultTooLargeException.MEASURE_LIMIT_BYTES);
-                written = results.encodeFailure(new ResultTooLargeException(ResultTooLargeException.describe(
-                        result.getClass().getName(), needed, room, slotBytes)), scratch, InvocationRecords.SLOT_RESULT,
-                        slotBytes);
+            port.recv(mailboxReader);
+            written = mailboxWritten;
+        } catch (CorruptPacketException e) {
+            written = encodeFailure(e);
+        } catch (RuntimeException | Error e) {
+            runtime.reportError(ThreadId.pack(callerRank, 0), e); // the caller failed or went silent mid-stream
+            port.close();
+            return;
+        }
+        try {
+            port.send(resultScratch.segment(), 0, written);
+        } catch (RuntimeException e) {
+            runtime.reportError(mailboxSender, e); // the caller died: nothing to answer
+        } finally {
+            port.close();
+        }
+    }
+
+    private int servingRank;
+    private long mailboxSender;
+    private long mailboxWritten;
+    private final PacketReader mailboxReader = (message, length) -> mailboxWritten = runMailboxCall(message, length);
+    private CallDecoder selfContained;
+    private final Long2ObjectHashMap<CallDecoder> mailboxDecoders = new Long2ObjectHashMap<>();
+    private LocalRegion requestScratch;
+
+    private long runMailboxCall(MemorySegment message, long length) {
+        mailboxSender = ThreadId.pack(servingRank, 0);
+        try {
+            if (length < ReturnCalls.HEADER) {
+                throw new IllegalArgumentException("corrupt mailbox call of " + length + " bytes (header "
+                        + ReturnCalls.HEADER + ") from rank " + servingRank);
             }
+            long sender = message.get(LONG, ReturnCalls.SENDER);
+            int flags = message.get(INT, ReturnCalls.FLAGS);
+            if (ThreadId.rankOf(sender) != servingRank || (flags & ~ReturnCalls.SELF_CONTAINED) != 0) {
+                throw new IllegalArgumentException("corrupt mailbox call header (sender " + Long.toHexString(sender)
+                        + ", flags 0x" + Integer.toHexString(flags) + ") on the channel from rank " + servingRank);
+            }
+            mailboxSender = sender;
+            if (!LocalRegion.isPlainNative(message)) { // a streamed request, reassembled on the heap
+                requestScratch = ensure(requestScratch, length);
+                MemorySegment.copy(message, 0, requestScratch.segment(), 0, length);
+                message = requestScratch.segment();
+            }
+            CallDecoder decoder;
+            if ((flags & ReturnCalls.SELF_CONTAINED) != 0) {
+                if (selfContained == null) {
+                    selfContained = new CallDecoder(runtime.registry(), "(mailbox) -> " + self, context);
+                }
+                decoder = selfContained;
+                decoder.reset();
+            } else {
+                decoder = mailboxDecoders.get(sender);
+                if (decoder == null) {
+                    decoder = new CallDecoder(runtime.registry(), ThreadId.fromLong(sender) + " -> " + self, context);
+                    mailboxDecoders.put(sender, decoder);
+                }
+            }
+            decoder.invoke(message, ReturnCalls.HEADER, length, null);
+            return encodeValue(decoder.lastResult());
         } catch (Throwable e) {
             // The caller is waiting: it gets the failure (an Error too) instead of a hang; it is reported here too.
-            written = results.encodeFailure(e, scratch, InvocationRecords.SLOT_RESULT, slotBytes);
-            failure = e;
+            runtime.reportError(mailboxSender, e);
+            return encodeFailure(e);
         }
-        scratch.set(ValueLayout.JAVA_INT, InvocationRecords.SLOT_LENGTH, Math.max(written, 0));
-        Link link = runtime.link(ThreadId.rankOf(sender));
-        link.write(resultScratch, InvocationRecords.SLOT_LENGTH, slotRegion, slotOffset + InvocationRecords.SLOT_LENGTH,
-                InvocationRecords.SLOT_RESULT - InvocationRecords.SLOT_LENGTH + Math.max(written, 0));
-        link.writeLong(slotRegion, slotOffset + InvocationRecords.SLOT_SEQUENCE, sequence); // ordered after the result
-        if (failure != null) {
-            runtime.reportError(sender, failure);
+    }
+
+    /** Encodes the result, growing the scratch up to the largest message; too large is a failure naming the bound. */
+    private long encodeValue(Object value) {
+        long limit = runtime.mailboxes().config().maxMessageBytes();
+        resultScratch = ensure(resultScratch, runtime.mailboxes().config().packetSize());
+        while (true) {
+            MemorySegment scratch = resultScratch.segment();
+            int written = results.encodeValue(value, scratch, 0, scratch.byteSize());
+            if (written >= 0) {
+                return written;
+            }
+            if (scratch.byteSize() >= limit) {
+                return encodeFailure(new ResultTooLargeException("the callReturn result of type "
+                        + value.getClass().getName() + " is larger than the largest mailbox message of " + limit + " bytes ("
+                        + MailboxChannelSet.MAX_MESSAGE_KEY + "; packets are "
+                        + runtime.mailboxes().config().packetSize() + " bytes, returnSlotBytes)"));
+            }
+            resultScratch = ensure(resultScratch, Math.min(limit, scratch.byteSize() * 4));
         }
+    }
+
+    private long encodeFailure(Throwable failure) {
+        resultScratch = ensure(resultScratch, runtime.mailboxes().config().packetSize());
+        MemorySegment scratch = resultScratch.segment();
+        int written = results.encodeFailure(failure, scratch, 0, scratch.byteSize());
+        if (written < 0) {
+            written = results.encodeFailure(new IllegalStateException(failure.getClass().getName()
+                    + " (message too long to return)"), scratch, 0, scratch.byteSize());
+        }
+        return Math.max(written, 0);
+    }
+
+    private LocalRegion ensure(LocalRegion scratch, long bytes) {
+        if (scratch != null && scratch.length() >= bytes) {
+            return scratch;
+        }
+        if (scratch != null) {
+            scratch.close();
+        }
+        return runtime.transport().allocate(bytes, RemoteAccess.NONE);
     }
 
     private void broadcast(MemorySegment record, long offset, long limit) {
@@ -244,6 +325,9 @@ final class CallReceiver implements RecordHandler {
     void close() {
         if (resultScratch != null) {
             resultScratch.close();
+        }
+        if (requestScratch != null) {
+            requestScratch.close();
         }
         if (readScratch != null) {
             readScratch.close();

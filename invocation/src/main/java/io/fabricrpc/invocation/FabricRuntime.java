@@ -24,7 +24,6 @@ import io.fabricrpc.messaging.ReceivingThread;
 import io.fabricrpc.messaging.RecordChannel;
 import io.fabricrpc.messaging.MessengerConfig;
 import io.fabricrpc.serialization.CallEncoder;
-import io.fabricrpc.serialization.ResultCodec;
 import io.fabricrpc.serialization.SerializationRegistry;
 import io.fabricrpc.transport.CounterSlot;
 import io.fabricrpc.transport.EndpointAddress;
@@ -48,16 +47,13 @@ import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
 import java.nio.ByteBuffer;
 import java.time.Duration;
-import java.util.Iterator;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
-import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.CopyOnWriteArrayList;
-import java.util.concurrent.ExecutionException;
-import java.util.concurrent.TimeUnit;
-import java.util.concurrent.TimeoutException;
+import io.fabricrpc.mailbox.MailboxServer;
+import io.fabricrpc.mailbox.Port;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicReferenceArray;
 import java.util.concurrent.locks.LockSupport;
@@ -87,7 +83,8 @@ public final class FabricRuntime implements Fabric {
     private final ReceivingThread[] receiving;
     private final AtomicReferenceArray<Thread> attached;
     private final ConcurrentHashMap<Long, LocalRegion> regions = new ConcurrentHashMap<>();
-    private final ReturnSlots slots;
+    private final MailboxChannelSet mailboxes;
+    private final ReturnCalls returns;
     private final ThreadLocal<ThreadContext> contexts = new ThreadLocal<>();
     /*
      * The contexts again, direct-mapped by thread id: a thread finds its own in three dependent loads where the
@@ -101,14 +98,7 @@ public final class FabricRuntime implements Fabric {
     private final ThreadContext[] contextSlots = new ThreadContext[CONTEXT_SLOTS];
     private final List<ThreadContext> allContexts = new CopyOnWriteArrayList<>();
     private final AtomicInteger ephemeralThreads = new AtomicInteger();
-    private final ConcurrentLinkedQueue<ReturnFuture> pendingReturns = new ConcurrentLinkedQueue<>();
-    /**
-     * True while the result poller sleeps with nothing pending. Volatile on both sides (Dekker): a caller that adds
-     * a result and then reads false knows the poller will see its entry without being woken.
-     */
-    private volatile boolean pollerIdle;
     private final List<Thread> handlers = new CopyOnWriteArrayList<>();
-    private final Thread returnPoller;
     /** Send-based calls: the service thread moves each into its worker's queue (one producer, one consumer). */
     private final OneToOneRingBuffer[] sendQueues;
     private final MemorySegment[] sendQueueMemory;
@@ -154,6 +144,10 @@ public final class FabricRuntime implements Fabric {
             // Before joining: once the job is formed, peers may ask for memory at once.
             remote = new RemoteAllocationService(messaging.service(), RemoteAllocationService.limitFrom(config.transport()),
                     this::allocate, this::releaseRegion);
+            // Before joining too: callers open mailbox channels to our workers as soon as the job is formed.
+            this.returns = new ReturnCalls(this, registry, config.callTimeout());
+            this.mailboxes = new MailboxChannelSet(this, transport, messaging.service(), rank, size, threads,
+                    config.returnSlotBytes(), config.callTimeout(), config.transport());
             this.receiving = new ReceivingThread[threads];
             for (int i = 0; i < threads; i++) {
                 // Registered before joining: once the job is formed, peers may send at once.
@@ -202,15 +196,14 @@ public final class FabricRuntime implements Fabric {
         this.control = plane;
         this.links = new Link[size];
         this.attached = new AtomicReferenceArray<>(threads);
-        this.slots = new ReturnSlots(transport, config.returnSlotBytes());
         control.addListener(new ControlPlaneListener() {
             @Override
             public void peerFailed(int failedRank, PeerFailedException failure) {
                 fence(failedRank, failure);
-                failPendingReturns(failedRank, failure);
+                returns.peerFailed(failedRank, failure);
+                mailboxes.peerFailed(failedRank);
             }
         });
-        this.returnPoller = Thread.ofPlatform().daemon().name("fabricrpc-returns-" + rank).start(this::pollReturns);
     }
 
     static final int SEND_CALL_MESSAGE = 0x4D490001;
@@ -267,8 +260,39 @@ public final class FabricRuntime implements Fabric {
         return transport;
     }
 
-    int returnSlotBytes() {
-        return config.returnSlotBytes();
+    MailboxChannelSet mailboxes() {
+        return mailboxes;
+    }
+
+    ReturnCalls returnCalls() {
+        return returns;
+    }
+
+    /**
+     * Where a call to {@code global} made now must follow the calling thread's one-way calls to it: {messenger
+     * channel id, records sent on it} after pushing them out ({0, 0} if it has none). The destination runs the call
+     * only once it has consumed that many records of the channel.
+     */
+    long[] messengerOrder(ThreadContext context, int global) {
+        ThreadContext.Route route = context.route(0, global);
+        if (route == null) {
+            return NO_ORDER;
+        }
+        RecordChannel channel = route.channel;
+        if (channel.bufferedBytes() > 0) {
+            channel.flush(); // the call depends on them: they must not sit in a batch
+        }
+        context.publishDeferredFlags();
+        long sender = ThreadId.pack(rank, ThreadId.threadIndexOf(context.senderId));
+        return new long[] {sender, channel.recordsSent()};
+    }
+
+    private static final long[] NO_ORDER = {0, 0};
+
+    /** True if the calling thread runs a call as worker {@code dest} (so a call to dest cannot run now). */
+    boolean waitingInOwnCall(ThreadId dest) {
+        ThreadContext context = existingContext();
+        return context != null && context.inProcessCalls && isSelf(context, dest);
     }
 
     /** The control plane (liveness, membership). */
@@ -399,7 +423,7 @@ public final class FabricRuntime implements Fabric {
     }
 
     /** The calling thread's context if it has one, else null (never creates one). */
-    private ThreadContext existingContext() {
+    ThreadContext existingContext() {
         Thread thread = Thread.currentThread();
         ThreadContext context = contextSlots[contextSlot(thread)];
         return context != null && context.thread == thread ? context : contexts.get();
@@ -434,13 +458,54 @@ public final class FabricRuntime implements Fabric {
         context.inProcessCalls = true;
         try {
             int ran = context.receiving.processCalls(context.receiver);
-            return ran + sendQueues[context.workerIndex].read(context.receiver.sendQueueReader(
+            ran += sendQueues[context.workerIndex].read(context.receiver.sendQueueReader(
                     sendQueueMemory[context.workerIndex]), 64);
+            return ran + serveMailboxes(context) + returns.sweep();
         } finally {
             context.inProcessCalls = false;
             // Calls sent before or by this round leave no flag waiting: one lone WRITE per round at most.
             context.publishDeferredFlags();
         }
+    }
+
+    /**
+     * Serves the requests waiting on this worker's mailbox ports, at most one scan of each channel. A request that
+     * must follow one-way calls of its sender not consumed yet is left for a later round ({@link Port#defer}).
+     */
+    private int serveMailboxes(ThreadContext context) {
+        int served = 0;
+        for (MailboxChannelSet.Served channel : mailboxes.servedBy(context.workerIndex)) {
+            MailboxServer server = channel.server();
+            for (int i = server.portCount(); i > 0; i--) {
+                Port port = server.tryOpen();
+                if (port == null) {
+                    break;
+                }
+                if (mustWait(context, port, channel.callerRank())) {
+                    port.defer();
+                    continue;
+                }
+                context.receiver.serveMailbox(port, channel.callerRank());
+                served++;
+            }
+        }
+        return served;
+    }
+
+    private static boolean mustWait(ThreadContext context, Port port, int callerRank) {
+        MemorySegment head;
+        try {
+            head = port.peek();
+        } catch (RuntimeException corrupt) {
+            return false; // serveMailbox answers it with the error
+        }
+        if (head.byteSize() < ReturnCalls.HEADER) {
+            return false;
+        }
+        long channel = head.get(ValueLayout.JAVA_LONG_UNALIGNED, ReturnCalls.CHANNEL);
+        long before = head.get(ValueLayout.JAVA_LONG_UNALIGNED, ReturnCalls.BEFORE);
+        return before > 0 && ThreadId.rankOf(channel) == callerRank
+                && context.receiving.consumedFrom(channel) < before;
     }
 
     /** Lets a waiting worker run its incoming calls (avoids deadlock between workers calling each other). */
@@ -818,62 +883,12 @@ public final class FabricRuntime implements Fabric {
             throw new IllegalStateException("callReturn from a call run by worker " + dest + " to " + dest
                     + " itself: that call could run only after the current one returns (use callReturnAsync)");
         }
-        if (context.blockingSlot == null) {
-            context.blockingSlot = slots.take();
-        }
-        ReturnSlots.Slot slot = context.blockingSlot;
-        slot.sequence = nextSequence(slot);
-        postReturn(context, global, function, slot);
-        long start = System.nanoTime();
-        long timeout = config.callTimeout().toNanos();
-        int polls = 0;
-        while (!slot.arrived()) {
-            help();
-            if ((++polls & 255) == 0) {
-                checkAlive(dest.rank());
-                if (System.nanoTime() - start > timeout) {
-                    throw new MessagingException("no result from " + dest + " within " + config.callTimeout().toMillis()
-                            + " ms (callTimeout); the destination is alive but has not run the call");
-                }
-                Thread.yield();
-            }
-            Thread.onSpinWait();
-        }
-        return decodeResult(context, slot);
+        return returns.call(context, global, dest, function);
     }
 
     /** True if {@code dest} is the worker the calling thread is attached as. */
-    private boolean isSelf(ThreadContext context, ThreadId dest) {
+    boolean isSelf(ThreadContext context, ThreadId dest) {
         return context.workerIndex >= 0 && dest.threadIndex() == context.workerIndex && dest.rank() == rank;
-    }
-
-    private static long nextSequence(ReturnSlots.Slot slot) {
-        return slot.sequence + 1; // a result left by an earlier call on this slot no longer matches
-    }
-
-    private Object decodeResult(ThreadContext context, ReturnSlots.Slot slot) {
-        if (context.results == null) {
-            context.results = new ResultCodec(registry);
-        }
-        long at = slot.offset + InvocationRecords.SLOT_RESULT;
-        return context.results.decode(slot.region.segment(), at, at + slot.length());
-    }
-
-    private void postReturn(ThreadContext context, int global, Serializable function, ReturnSlots.Slot slot) {
-        ThreadContext.Route route = route(context, global);
-        ThreadContext.CallWriter writer = prepare(context, route, function);
-        MemorySegment header = writer.header;
-        slot.region.remote().encode(header, 0);
-        header.set(ValueLayout.JAVA_LONG_UNALIGNED, RemoteRegion.ENCODED_LENGTH, slot.offset);
-        header.set(ValueLayout.JAVA_LONG_UNALIGNED, RemoteRegion.ENCODED_LENGTH + 8, slot.sequence);
-        writer.headerLength = RemoteRegion.ENCODED_LENGTH + 16;
-        if (!send(route, writer, InvocationRecords.CALL_RETURN, null)) {
-            throw new MessagingException("callReturn to worker " + global + " refused: its buffers are full (FAIL policy)");
-        }
-        RecordChannel channel = route.channel;
-        if (channel.bufferedBytes() > 0) {
-            channel.flush(); // the caller waits for this one: it must not sit in a batch
-        }
     }
 
     @Override
@@ -892,242 +907,7 @@ public final class FabricRuntime implements Fabric {
         int global = globalIndex(dest);
         ThreadContext context = context();
         boolean self = isSelf(context, dest);
-        ReturnSlots.Slot slot = slots.take();
-        ReturnFuture future = new ReturnFuture(slot, dest, self);
-        try {
-            postReturn(context, global, function, slot);
-        } catch (RuntimeException e) {
-            slots.give(slot);
-            throw e;
-        }
-        pendingReturns.add(future);
-        if (pollerIdle) { // volatile read after the queue's volatile add: see pollerIdle
-            LockSupport.unpark(returnPoller);
-        }
-        if (self && !context.inProcessCalls) {
-            // Behind this thread's earlier calls to itself: running them now keeps their order and needs no waiting.
-            future.awaitUninterruptibly();
-        }
-        return future;
-    }
-
-    /**
-     * The future of one {@link #callReturnAsync}, which is also its pending entry. Invariant: it completes once, by
-     * whichever thread claims it first ({@link #claimed} 0 to 1 by CAS): a thread waiting on it, the result poller,
-     * or the peer-failure listener. Its slot goes back to the pool after the result was decoded, never after a
-     * timeout or failure (a late result could still land in it).
-     */
-    final class ReturnFuture extends CompletableFuture<Object> {
-        private static final VarHandle CLAIMED;
-
-        static {
-            try {
-                CLAIMED = MethodHandles.lookup().findVarHandle(ReturnFuture.class, "claimed", int.class);
-            } catch (ReflectiveOperationException e) {
-                throw new ExceptionInInitializerError(e);
-            }
-        }
-
-        final ReturnSlots.Slot slot;
-        final ThreadId dest;
-        final long started = System.nanoTime();
-        /** Addressed to the worker that made the call. */
-        final boolean self;
-        private volatile int claimed;
-
-        ReturnFuture(ReturnSlots.Slot slot, ThreadId dest, boolean self) {
-            this.slot = slot;
-            this.dest = dest;
-            this.self = self;
-        }
-
-        private boolean claim() {
-            return CLAIMED.compareAndSet(this, 0, 1); // volatile: one thread completes, the others see it settled
-        }
-
-        boolean settled() {
-            return claimed != 0; // volatile read: pairs with the claiming CAS
-        }
-
-        /** Completes the future if its result arrived; true if it is (or is being) completed. Never throws. */
-        boolean harvest(ResultCodec codec) {
-            if (!slot.arrived()) {
-                return false;
-            }
-            if (!claim()) {
-                return true;
-            }
-            long at = slot.offset + InvocationRecords.SLOT_RESULT;
-            Object value;
-            try {
-                value = codec.decode(slot.region.segment(), at, at + slot.length());
-            } catch (RuntimeException e) {
-                slots.give(slot);
-                completeExceptionally(e); // the remote function threw, or a corrupt result
-                return true;
-            }
-            slots.give(slot); // before completing: dependent stages may call again and reuse it
-            complete(value);
-            return true;
-        }
-
-        void fail(Throwable failure) {
-            if (claim()) {
-                completeExceptionally(failure);
-            }
-        }
-
-        /** Fails the future if its process is gone or its time is up; true if it did. */
-        boolean failIfOverdue() {
-            try {
-                checkAlive(dest.rank());
-                if (System.nanoTime() - started > config.callTimeout().toNanos()) {
-                    throw new MessagingException("no result from " + dest + " within " + config.callTimeout().toMillis()
-                            + " ms (callTimeout)");
-                }
-                return false;
-            } catch (RuntimeException e) {
-                fail(e);
-                return true;
-            }
-        }
-
-        /**
-         * Waits on a fabric thread as {@link #callReturn} does: polls the slot and runs the thread's incoming calls,
-         * so that a waiting worker neither parks nor deadlocks a peer that calls it. Other threads leave it to the
-         * poller. Returns when done or at {@code deadline} (a {@code System.nanoTime()} value).
-         */
-        void awaitResult(boolean interruptible, long deadline) throws InterruptedException {
-            ThreadContext context = existingContext();
-            if (context == null || isDone()) {
-                return;
-            }
-            if (self && context.inProcessCalls && isSelf(context, dest)) {
-                throw new IllegalStateException("waiting, in a call run by worker " + dest + ", for a callReturnAsync"
-                        + " to " + dest + " itself: it runs only after the current call returns (chain on the future)");
-            }
-            if (context.results == null) {
-                context.results = new ResultCodec(registry);
-            }
-            int polls = 0;
-            while (!harvest(context.results) && !isDone()) {
-                if (interruptible && Thread.interrupted()) {
-                    throw new InterruptedException();
-                }
-                FabricRuntime.this.help();
-                if ((++polls & 255) == 0) {
-                    if (failIfOverdue() || System.nanoTime() - deadline > 0) {
-                        return;
-                    }
-                    Thread.yield();
-                }
-                Thread.onSpinWait();
-            }
-        }
-
-        @Override
-        public Object get() throws InterruptedException, ExecutionException {
-            awaitResult(true, Long.MAX_VALUE);
-            return super.get();
-        }
-
-        @Override
-        public Object get(long timeout, TimeUnit unit) throws InterruptedException, ExecutionException,
-                TimeoutException {
-            long deadline = System.nanoTime() + unit.toNanos(timeout);
-            awaitResult(true, deadline);
-            return super.get(Math.max(0, deadline - System.nanoTime()), TimeUnit.NANOSECONDS);
-        }
-
-        void awaitUninterruptibly() {
-            try {
-                awaitResult(false, Long.MAX_VALUE);
-            } catch (InterruptedException e) {
-                throw new AssertionError("an uninterruptible wait was interrupted", e);
-            }
-        }
-
-        @Override
-        public Object join() {
-            awaitUninterruptibly();
-            return super.join();
-        }
-    }
-
-    private void pollReturns() {
-        ResultCodec codec = new ResultCodec(registry);
-        long pause = MIN_POLL_PAUSE_NANOS;
-        while (!closed) {
-            int state = 0;
-            try {
-                state = pollReturnsOnce(codec);
-            } catch (Throwable e) {
-                // Every pending future depends on this thread: report and keep polling, never die silently.
-                System.getLogger("fabricrpc").log(System.Logger.Level.ERROR, "result poller of rank " + rank + ": " + e, e);
-            }
-            if (state == POLL_COMPLETED) {
-                pause = MIN_POLL_PAUSE_NANOS;
-                LockSupport.parkNanos(pause);
-            } else if (state == POLL_WAITING) {
-                // Waiting threads complete their own results: back off so as not to take their cores.
-                pause = Math.min(MAX_POLL_PAUSE_NANOS, pause * 2);
-                LockSupport.parkNanos(pause);
-            } else {
-                pollerIdle = true; // volatile, before the re-check: see pollerIdle
-                if (pendingReturns.isEmpty() && !closed) {
-                    LockSupport.parkNanos(IDLE_POLL_PAUSE_NANOS);
-                }
-                pollerIdle = false;
-                pause = MIN_POLL_PAUSE_NANOS;
-            }
-        }
-        failAllPendingReturns();
-    }
-
-    private static final long MIN_POLL_PAUSE_NANOS = 20_000;
-    private static final long MAX_POLL_PAUSE_NANOS = 1_000_000;
-    private static final long IDLE_POLL_PAUSE_NANOS = 5_000_000;
-    private static final int POLL_EMPTY = 0;
-    private static final int POLL_WAITING = 1;
-    private static final int POLL_COMPLETED = 2;
-
-    /**
-     * One pass over the pending results: completes the arrived ones, fails the overdue and orphaned ones.
-     * Returns {@link #POLL_COMPLETED} if it completed one, else {@link #POLL_WAITING} if some are pending, else
-     * {@link #POLL_EMPTY}.
-     */
-    private int pollReturnsOnce(ResultCodec codec) {
-        int state = POLL_EMPTY;
-        for (Iterator<ReturnFuture> it = pendingReturns.iterator(); it.hasNext(); ) {
-            ReturnFuture pending = it.next();
-            if (pending.settled()) {
-                it.remove(); // completed by a waiting thread
-            } else if (pending.harvest(codec) || pending.failIfOverdue()) {
-                it.remove();
-                state = POLL_COMPLETED;
-            } else if (state == POLL_EMPTY) {
-                state = POLL_WAITING;
-            }
-        }
-        return state;
-    }
-
-    private void failPendingReturns(int failedRank, PeerFailedException failure) {
-        for (Iterator<ReturnFuture> it = pendingReturns.iterator(); it.hasNext(); ) {
-            ReturnFuture pending = it.next();
-            if (pending.dest.rank() == failedRank) {
-                it.remove();
-                pending.fail(failure);
-            }
-        }
-    }
-
-    /** At close: no result can arrive any more, so nothing may stay pending. */
-    private void failAllPendingReturns() {
-        for (ReturnFuture pending; (pending = pendingReturns.poll()) != null; ) {
-            pending.fail(new IllegalStateException("fabric of rank " + rank + " closed before the result from "
-                    + pending.dest + " arrived"));
-        }
+        return returns.callAsync(context, global, dest, self, function);
     }
 
     // --------------------------------------------------------------------------------------------------- broadcast
@@ -1374,14 +1154,6 @@ public final class FabricRuntime implements Fabric {
             control.shutdown();
         } finally {
             closed = true;
-            LockSupport.unpark(returnPoller);
-            try {
-                if (Thread.currentThread() != returnPoller) { // a stage it completes may close the fabric
-                    returnPoller.join(2000); // it reads the return slots, closed below
-                }
-            } catch (InterruptedException e) {
-                Thread.currentThread().interrupt();
-            }
             for (Thread handler : handlers) {
                 try {
                     handler.join(2000);
@@ -1389,11 +1161,13 @@ public final class FabricRuntime implements Fabric {
                     Thread.currentThread().interrupt();
                 }
             }
+            returns.failAll(rank);
             control.close();
             node.close(); // stops the agent, so the counters publisher too
             if (counters != null) {
                 counters.file().close();
             }
+            mailboxes.close();
             for (ThreadContext context : allContexts) {
                 for (RecordChannel channel : context.allChannels()) {
                     channel.close();
@@ -1405,7 +1179,6 @@ public final class FabricRuntime implements Fabric {
                     context.ackRegion.close();
                 }
             }
-            slots.close();
             sendQueueArena.close();
             regions.values().forEach(LocalRegion::close);
             transport.close();

@@ -12,20 +12,13 @@ package io.fabricrpc.invocation;
  *                        the bytes were written one-sided into the receiver's region before this record
  * CALL_BUFFER_READ     | source region (40) | offset (8) | length (8) | call record |
  *                        the receiver reads them one-sided from the caller's region
- * CALL_RETURN          | return slot region (40) | slot offset (8) | sequence (8) | call record |
  * SHUTDOWN_SIGNAL      (empty) the sender's channel to this worker is closed: no call follows it
  * BROADCAST            | root (4) | span (4) | flags (4) | sequence (8) | [ack region (40)] |
  *                        [READ: source region (40) | offset (8) | length (8)] |
  *                        [WRITTEN: offset (8) | length (8) | region id per rank (8 x P)] |
  *                        self-contained call record (definition included) | [INLINE: buffer bytes] |
  *
- * Return slot (in the caller's memory, RemoteAccess.WRITE, returnSlotBytes each):
- *  0               8          12        16
- *  +---------------+----------+---------+----------------------------------+
- *  | sequence      | length   | (pad)   | result record (ResultCodec)      |
- *  +---------------+----------+---------+----------------------------------+
- *  The receiver writes bytes 8.. first, then the sequence with Link.writeLong (ordered after them); the caller
- *  waits for the sequence with an acquiring load, so it never reads a half-written result.
+ * (callReturn travels over mailbox ports, not as a record: see ReturnCalls. Kind 5 is retired.)
  * Broadcast ack region (in the root thread's memory): one 8-byte word per worker thread of the job, each
  *  written only by that thread with the sequence of the latest broadcast it ran.
  * </pre>
@@ -35,7 +28,6 @@ public final class InvocationRecords {
     public static final int CALL_BUFFER = 2;
     public static final int CALL_BUFFER_WRITTEN = 3;
     public static final int CALL_BUFFER_READ = 4;
-    public static final int CALL_RETURN = 5;
     public static final int BROADCAST = 6;
     public static final int SHUTDOWN_SIGNAL = 7;
 
@@ -50,9 +42,6 @@ public final class InvocationRecords {
     static final int BROADCAST_SEQUENCE = 12;
     static final int BROADCAST_HEADER = 20;
 
-    static final int SLOT_SEQUENCE = 0;
-    static final int SLOT_LENGTH = 8;
-    static final int SLOT_RESULT = 16;
 
     private InvocationRecords() {
     }

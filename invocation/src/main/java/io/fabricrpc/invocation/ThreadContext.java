@@ -64,8 +64,7 @@ final class ThreadContext {
     long barrierReleased;
     long barrierValue;
 
-    ReturnSlots.Slot blockingSlot;
-    io.fabricrpc.serialization.ResultCodec results;
+    ReturnCalls.CallerState returns;
     long broadcasts;
     LocalRegion ackRegion;
     AckTarget ackTarget;

@@ -25,6 +25,8 @@ public abstract sealed class Mailbox implements AutoCloseable permits MailboxCli
     final MailboxLayout layout;
     private final long[] lockWords;
     final Port[] ports;
+    /** Runs in every round of a wait for the peer or for a port (e.g. the caller's own incoming calls); may throw. */
+    volatile Runnable waitHook = () -> { };
 
     Mailbox(Link link, LocalRegion mailbox, LocalRegion staging, RemoteRegion peerMailbox, MailboxConfig config,
             boolean server) {
@@ -59,6 +61,14 @@ public abstract sealed class Mailbox implements AutoCloseable permits MailboxCli
 
     public Link link() {
         return link;
+    }
+
+    /**
+     * Sets what every wait of this side runs once per round (a worker runs its incoming calls there, so two workers
+     * calling each other do not deadlock; a liveness check that throws ends the wait).
+     */
+    public void whileWaiting(Runnable hook) {
+        this.waitHook = hook;
     }
 
     public int portCount() {

@@ -159,6 +159,23 @@ public final class MailboxChannels {
         }
     }
 
+    /** One side's regions: {@code [0]} its mailbox (peers write it), {@code [1]} its staging; for {@link #client}. */
+    public static LocalRegion[] allocate(Transport transport, MailboxConfig config) {
+        return allocate(transport, config.layout());
+    }
+
+    /** The client side over regions from {@link #allocate} and the server's mailbox region, exchanged by the caller. */
+    public static MailboxClient client(Link link, LocalRegion[] regions, RemoteRegion serverMailbox,
+                                       MailboxConfig config) {
+        return new MailboxClient(link, regions[0], regions[1], serverMailbox, config);
+    }
+
+    /** The server side over regions from {@link #allocate} and the client's mailbox region. */
+    public static MailboxServer server(Link link, LocalRegion[] regions, RemoteRegion clientMailbox,
+                                       MailboxConfig config) {
+        return new MailboxServer(link, regions[0], regions[1], clientMailbox, config);
+    }
+
     static LocalRegion[] allocate(Transport transport, MailboxLayout layout) {
         LocalRegion mailbox = transport.allocate(layout.mailboxRegionLength(), RemoteAccess.WRITE);
         LocalRegion staging = transport.allocate(layout.stagingRegionLength(), RemoteAccess.NONE);

@@ -56,6 +56,10 @@ public final class Port implements AutoCloseable {
     private Thread holder;
     private MemorySegment reassembly = MemorySegment.NULL;
     private MemorySegment message;
+    /** Client: the token of an asynchronous call whose reply is still to be collected on this port, or null. */
+    private Object pendingReply;
+    /** The bound of the current wait: the reply timeout, or less while collecting a reply for an opener. */
+    private long waitNanos;
 
     Port(Mailbox box, int index, boolean server) {
         this.box = box;
@@ -71,6 +75,7 @@ public final class Port implements AutoCloseable {
         this.outgoingPayload = outgoing.asSlice(MailboxLayout.PACKET_HEADER_LENGTH);
         this.payloadCapacity = layout.payloadCapacity();
         this.replyTimeoutNanos = box.config.replyTimeout().toNanos();
+        this.waitNanos = replyTimeoutNanos;
         this.idle = box.config.idleStrategy().get();
     }
 
@@ -176,6 +181,52 @@ public final class Port implements AutoCloseable {
     }
 
     /**
+     * Client: releases the port with the call just sent outstanding; whoever next locks the port collects the
+     * reply and hands it, with {@code token}, to the client's {@link MailboxClient.ReplyCollector}.
+     */
+    public void closeAwaiting(Object token) {
+        requireHolder("closeAwaiting");
+        if (server || phase != Phase.AWAITING || token == null) {
+            throw new IllegalStateException("closeAwaiting on " + this + " (a client port that has sent and not"
+                    + " received, with a non-null token)");
+        }
+        pendingReply = token;
+        phase = Phase.CLOSED;
+        holder = null;
+        box.unlock(index);
+    }
+
+    /**
+     * Server: releases a pending port without reading it, as if it had not been opened; a later scan finds it again
+     * (the request must wait for something the server has not seen yet).
+     */
+    public void defer() {
+        requireHolder("defer");
+        if (!server || phase != Phase.PENDING) {
+            throw new IllegalStateException("defer on " + this + " (only a server port whose request is unread)");
+        }
+        phase = Phase.CLOSED;
+        holder = null;
+        box.unlock(index);
+    }
+
+    /**
+     * Server: the first fragment's payload of the unread request, without consuming it (valid until the port is
+     * released). Its header is validated; a corrupt one throws and leaves the request to {@link #recv}.
+     */
+    public MemorySegment peek() {
+        requireHolder("peek");
+        if (!server || phase != Phase.PENDING) {
+            throw new IllegalStateException("peek on " + this + " (only a server port whose request is unread)");
+        }
+        int length = incoming.get(INT, MailboxLayout.PACKET_LENGTH_OFFSET);
+        int flags = incoming.get(INT, MailboxLayout.PACKET_FLAGS_OFFSET);
+        long messageLength = incoming.get(LONG, MailboxLayout.PACKET_MESSAGE_LENGTH_OFFSET);
+        validate(length, flags, messageLength, 0);
+        return incomingPayload.asSlice(0, length);
+    }
+
+    /**
      * Releases the port. A client that closes while the server owns the packet leaves an asynchronous call: the
      * next user of the port collects and drops its reply. A server that closes while it owns the packet first
      * sends an empty reply, so the port always returns to the client. Closing a closed port is a no-op.
@@ -187,6 +238,9 @@ public final class Port implements AutoCloseable {
         }
         requireHolder("close");
         try {
+            if (!server && phase == Phase.AWAITING && pendingReply == null) {
+                pendingReply = DROP; // nobody waits for this reply: the next holder collects and drops it
+            }
             if (server && phase != Phase.AWAITING) {
                 if (phase == Phase.PENDING) {
                     receive(); // drains a streamed request so the empty reply is not taken for an ack
@@ -217,11 +271,40 @@ public final class Port implements AutoCloseable {
         phase = initial;
     }
 
-    /** Client: collects and drops the reply of an asynchronous call left on this port. */
-    void collectAbandonedReply() {
+    /** Marks a reply nobody collects (a client closed without receiving and without a token). */
+    static final Object DROP = new Object();
+
+    /** Client holder: the token of the outstanding asynchronous call on this port, or null. */
+    Object pendingReply() {
+        return pendingReply;
+    }
+
+    /**
+     * Client: collects the reply of the asynchronous call left on this port (waiting for it, bounded) and hands it to
+     * {@code collector} unless it was dropped. The port is then owned and empty, whatever the collector does.
+     */
+    void collectAbandonedReply(MailboxClient.ReplyCollector collector, long timeoutNanos) {
+        Object token = pendingReply;
         phase = Phase.AWAITING;
-        receive();
-        phase = Phase.OWNED_EMPTY;
+        waitNanos = timeoutNanos;
+        try {
+            long length = receive();
+            pendingReply = null;
+            if (token != DROP && collector != null) {
+                collector.collect(token, message, length);
+            }
+        } catch (CorruptPacketException e) {
+            pendingReply = null; // the packet is ours again; the reply is lost and the collector hears why
+            phase = Phase.OWNED_EMPTY;
+            if (token != DROP && collector != null) {
+                collector.failed(token, e);
+            }
+        } finally {
+            waitNanos = replyTimeoutNanos;
+            if (phase == Phase.RECEIVED) {
+                phase = Phase.OWNED_EMPTY;
+            }
+        }
     }
 
     /**
@@ -251,7 +334,15 @@ public final class Port implements AutoCloseable {
             }
         }
         awaitOwnership("a message");
-        long length = readMessage();
+        long length;
+        try {
+            length = readMessage();
+        } catch (CorruptPacketException e) {
+            if (server) {
+                phase = Phase.RECEIVED; // this side owns the packet: it may answer the corrupt request with an error
+            }
+            throw e;
+        }
         phase = Phase.RECEIVED;
         return length;
     }
@@ -315,14 +406,16 @@ public final class Port implements AutoCloseable {
         long start = System.nanoTime();
         idle.reset();
         int polls = 0;
+        Runnable hook = box.waitHook;
         while (!ownsPacket()) {
+            hook.run();
             idle.idle();
             if ((++polls & 15) == 0) {
                 box.link.checkAlive(); // a volatile read; throws PeerFailedException for a dead peer
                 long waited = System.nanoTime() - start;
-                if (waited > replyTimeoutNanos) {
+                if (waited > waitNanos) {
                     throw new MailboxTimeoutException("port " + index + ": no " + what + " from the peer within "
-                            + box.config.replyTimeout().toMillis() + " ms (waited " + waited / 1_000_000
+                            + waitNanos / 1_000_000 + " ms (waited " + waited / 1_000_000
                             + " ms; the peer is alive but did not answer)");
                 }
             }

@@ -51,6 +51,20 @@ public final class ReceivingThread {
         return handled;
     }
 
+    /**
+     * Records consumed so far from the channel {@code sender} (0 before its first chunk arrived): a call made by
+     * another path after that many records on the channel must not run before them.
+     */
+    public long consumedFrom(long sender) {
+        for (int i = 0, n = inboxes.size(); i < n; i++) {
+            SenderInbox inbox = inboxes.get(i);
+            if (inbox.sender() == sender) {
+                return inbox.consumedRecords();
+            }
+        }
+        return 0;
+    }
+
     /** Chunks currently in the ring from {@code sender} (0 if none yet); for tests and memory reports. */
     public int chunksFrom(long sender) {
         for (SenderInbox inbox : inboxes) {

@@ -64,6 +64,11 @@ final class SenderInbox {
         this.ring.addAll(initialChunks);
     }
 
+    /** Records of this sender consumed so far (every one, run or failed); read by the polling thread. */
+    long consumedRecords() {
+        return consumedRecords;
+    }
+
     long sender() {
         return sender;
     }

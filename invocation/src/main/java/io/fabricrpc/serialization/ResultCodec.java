@@ -66,25 +66,6 @@ public final class ResultCodec {
     }
 
     /**
-     * The bytes {@code value} takes as a result record's value (what {@link #encodeValue} needs beyond the record's
-     * 3-byte header), or -1 if more than {@code limit}. Serializes into scratch memory: for error messages only.
-     */
-    public long measureValue(Object value, long limit) {
-        for (long size = 4096; ; size = Math.min(limit + 3, size * 4)) {
-            try (java.lang.foreign.Arena arena = java.lang.foreign.Arena.ofConfined()) {
-                MemorySegment scratch = arena.allocate(size);
-                int length = encodeValue(value, scratch, 0, size);
-                if (length != DOES_NOT_FIT) {
-                    return CallRecordDescriptor.varIntValue(CallRecordDescriptor.readVarInt(scratch, 1, size));
-                }
-            }
-            if (size >= limit + 3) {
-                return -1;
-            }
-        }
-    }
-
-    /**
      * Encodes a failure: the class name and message of what the remote function threw. The message is shortened
      * to fit when needed.
      *

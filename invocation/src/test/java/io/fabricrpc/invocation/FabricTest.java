@@ -351,14 +351,8 @@ public abstract class FabricTest {
                         throw new IllegalStateException("bad input 17");
                     }));
             assertTrue(thrown.getMessage().contains("bad input 17"), thrown.getMessage());
-            // Too large for the default 1024-byte slot: the caller is told so, with the numbers and the setting.
-            io.fabricrpc.serialization.ResultTooLargeException tooLarge = assertThrows(
-                    io.fabricrpc.serialization.ResultTooLargeException.class,
-                    () -> fabric.callReturn(dest, () -> "x".repeat(2000)));
-            assertEquals("the callReturn result of type java.lang.String does not fit the return slot: it needs 2003"
-                    + " bytes, the slot has room for 1005 (returnSlotBytes = 1024, of which 19 are header); set"
-                    + " returnSlotBytes to at least 2048 (FabricConfig.withReturnSlotBytes, the same on every process)"
-                    + " or return less", tooLarge.getMessage());
+            // Larger than a 1 KiB packet: the result streams back through the port.
+            assertEquals("x".repeat(2000), fabric.callReturn(dest, () -> "x".repeat(2000)));
             List<CompletableFuture<Long>> futures = new ArrayList<>();
             for (long i = 0; i < 300; i++) {
                 long value = i;
@@ -376,7 +370,7 @@ public abstract class FabricTest {
             job.rank(1).startHandlerThreads();
             Fabric fabric = job.rank(0);
             ThreadId dest = new ThreadId(1, 0);
-            // Awaited through dependent stages, which no waiting thread helps: only the result poller completes them.
+            // Awaited through dependent stages: waiting on a stage collects the reply (no helper thread, no processCalls).
             CompletableFuture<Long> failed = fabric.callReturnAsync(dest, () -> {
                 throw new IllegalStateException("bad input 23");
             });

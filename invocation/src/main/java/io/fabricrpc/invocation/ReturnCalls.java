@@ -1,0 +1,255 @@
+package io.fabricrpc.invocation;
+
+import io.fabricrpc.fabric.PeerFailedException;
+import io.fabricrpc.fabric.ThreadId;
+import io.fabricrpc.mailbox.MailboxClient;
+import io.fabricrpc.mailbox.MailboxTimeoutException;
+import io.fabricrpc.mailbox.Port;
+import io.fabricrpc.messaging.MessagingException;
+import io.fabricrpc.serialization.CallEncoder;
+import io.fabricrpc.serialization.ResultCodec;
+import io.fabricrpc.serialization.SerializationRegistry;
+import io.fabricrpc.transport.LocalRegion;
+import io.fabricrpc.transport.RemoteAccess;
+
+import java.io.Serializable;
+import java.lang.foreign.MemorySegment;
+import java.lang.foreign.ValueLayout;
+import java.time.Duration;
+import java.util.Iterator;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ConcurrentLinkedQueue;
+
+/**
+ * The caller's side of {@code callReturn} over mailbox ports (LLVM libc's RPC client): the call record goes into a
+ * port's packet, the destination worker answers in the same packet. Blocking calls {@code send} then {@code recv}
+ * on the port; asynchronous ones leave the port with their future as token ({@link Port#closeAwaiting}), and the
+ * reply is collected by whoever next locks the port: the next caller, a thread waiting on the future (or on a stage
+ * depending on it), or a worker of this process in {@code processCalls}. Invariant: a future completes once, from
+ * its reply, its deadline or its peer's failure; its port stays reserved until the reply is collected.
+ *
+ * <p>Request (in the packet, streamed when longer): | sender thread (8) | messenger channel (8) | records sent on
+ * it before this call (8) | flags (4) | call record |. Reply: a result record ({@link ResultCodec}).
+ */
+final class ReturnCalls implements MailboxClient.ReplyCollector {
+    static final int SENDER = 0;
+    static final int CHANNEL = 8;
+    static final int BEFORE = 16;
+    static final int FLAGS = 24;
+    static final int HEADER = 28;
+    /** The record carries its function's definition and is decoded by a decoder reset for it alone. */
+    static final int SELF_CONTAINED = 1;
+
+    private static final ValueLayout.OfLong LONG = ValueLayout.JAVA_LONG_UNALIGNED;
+    private static final Object BLOCKING = new Object();
+
+    private final FabricRuntime runtime;
+    private final SerializationRegistry registry;
+    private final Duration callTimeout;
+    private final ConcurrentLinkedQueue<ReturnFuture> pending = new ConcurrentLinkedQueue<>();
+    private final ThreadLocal<ResultCodec> codecs;
+    private volatile long lastSweepCheck;
+
+    ReturnCalls(FabricRuntime runtime, SerializationRegistry registry, Duration callTimeout) {
+        this.runtime = runtime;
+        this.registry = registry;
+        this.callTimeout = callTimeout;
+        this.codecs = ThreadLocal.withInitial(() -> new ResultCodec(registry));
+    }
+
+    /** Per caller thread: encoders per destination, the request buffer, and calls whose definitions are in flight. */
+    static final class CallerState {
+        final CallEncoder[] encoders;
+        final Object[] defining;
+        CallEncoder selfContained;
+        LocalRegion request;
+        Object value;
+
+        CallerState(int workers) {
+            encoders = new CallEncoder[workers];
+            defining = new Object[workers];
+        }
+    }
+
+    // ------------------------------------------------------------------------------------------------ blocking
+
+    Object call(ThreadContext context, int global, ThreadId dest, Serializable function) {
+        MailboxClient client = runtime.mailboxes().client(global);
+        CallerState state = state(context);
+        long length = encode(context, state, global, dest, function);
+        boolean defines = length < 0;
+        length = Math.abs(length);
+        if (defines) {
+            state.defining[global] = BLOCKING; // nested calls to dest meanwhile carry their own definitions
+        }
+        Port port = client.open();
+        try {
+            port.send(state.request.segment(), 0, length);
+            port.recv((message, size) -> state.value = codecs.get().decode(message, 0, size));
+            Object value = state.value;
+            state.value = null;
+            return value;
+        } catch (MailboxTimeoutException e) {
+            throw new MessagingException("no result from " + dest + " within " + callTimeout.toMillis()
+                    + " ms (callTimeout); the destination is alive but has not run the call", e);
+        } finally {
+            port.close();
+            if (defines) {
+                state.defining[global] = null;
+            }
+        }
+    }
+
+    // ------------------------------------------------------------------------------------------------- async
+
+    CompletableFuture<?> callAsync(ThreadContext context, int global, ThreadId dest, boolean self,
+                                   Serializable function) {
+        MailboxClient client = runtime.mailboxes().client(global);
+        CallerState state = state(context);
+        long length = encode(context, state, global, dest, function);
+        Port port = client.open();
+        ReturnFuture future = new ReturnFuture(runtime, client, port.index(), dest, self, callTimeout);
+        try {
+            port.send(state.request.segment(), 0, Math.abs(length));
+        } catch (RuntimeException | Error e) {
+            port.close();
+            throw e;
+        }
+        port.closeAwaiting(future);
+        if (length < 0) {
+            state.defining[global] = future; // later calls to dest wait for it, so the definition arrives first
+        }
+        pending.add(future);
+        if (self && !context.inProcessCalls) {
+            future.awaitUninterruptibly(); // runs this worker's calls, this one included, in their order
+        }
+        return future;
+    }
+
+    /** Encodes the request into the caller's buffer: its length, negated if it carries a new definition. */
+    private long encode(ThreadContext context, CallerState state, int global, ThreadId dest, Serializable function) {
+        boolean selfContained = false;
+        Object defining = state.defining[global];
+        if (defining instanceof ReturnFuture earlier && earlier.isDone()) {
+            state.defining[global] = null; // its definitions have arrived: ids alone are safe again
+        } else if (defining != null) {
+            // The server may serve this port before the one carrying those definitions: carry our own, never wait.
+            selfContained = true;
+        }
+        long[] order = runtime.messengerOrder(context, global);
+        CallEncoder encoder;
+        if (selfContained) {
+            if (state.selfContained == null) {
+                state.selfContained = new CallEncoder(registry, "mailbox " + ThreadId.fromLong(context.senderId));
+            }
+            encoder = state.selfContained;
+            encoder.reset();
+        } else {
+            encoder = state.encoders[global];
+            if (encoder == null) {
+                encoder = new CallEncoder(registry, ThreadId.fromLong(context.senderId) + " -> " + dest);
+                state.encoders[global] = encoder;
+            }
+        }
+        int before = encoder.functionCount();
+        ThreadContext.CallWriter writer = context.writer();
+        writer.call.capture(function);
+        while (true) {
+            MemorySegment request = state.request.segment();
+            int encoded = encoder.encode(writer.call, request, HEADER, request.byteSize());
+            if (encoded >= 0) {
+                request.set(LONG, SENDER, context.senderId);
+                request.set(LONG, CHANNEL, order[0]);
+                request.set(LONG, BEFORE, order[1]);
+                request.set(ValueLayout.JAVA_INT_UNALIGNED, FLAGS, selfContained ? SELF_CONTAINED : 0);
+                long length = HEADER + encoded;
+                return !selfContained && encoder.functionCount() > before ? -length : length;
+            }
+            long limit = runtime.mailboxes().config().maxMessageBytes();
+            if (request.byteSize() >= limit) {
+                throw new MessagingException("callReturn to " + dest + ": the call record does not fit the largest"
+                        + " mailbox message of " + limit + " bytes (" + MailboxChannelSet.MAX_MESSAGE_KEY + ")");
+            }
+            growRequest(state, Math.min(limit, request.byteSize() * 4));
+        }
+    }
+
+    private CallerState state(ThreadContext context) {
+        CallerState state = context.returns;
+        if (state == null) {
+            state = new CallerState(runtime.threadCount());
+            context.returns = state;
+            growRequest(state, runtime.mailboxes().config().packetSize());
+        }
+        return state;
+    }
+
+    private void growRequest(CallerState state, long bytes) {
+        if (state.request != null) {
+            state.request.close();
+        }
+        state.request = runtime.transport().allocate(bytes, RemoteAccess.NONE); // plain native, as encoders need
+    }
+
+    // ---------------------------------------------------------------------------------------------- collecting
+
+    @Override
+    public void collect(Object token, MemorySegment message, long length) {
+        ReturnFuture future = (ReturnFuture) token;
+        Object value;
+        try {
+            value = codecs.get().decode(message, 0, length);
+        } catch (RuntimeException e) {
+            future.fail(e); // the remote function threw, or a corrupt result
+            return;
+        }
+        future.succeed(value);
+    }
+
+    @Override
+    public void failed(Object token, RuntimeException failure) {
+        ((ReturnFuture) token).fail(failure);
+    }
+
+    /**
+     * A worker's share in {@code processCalls}: collects the replies that arrived and, every millisecond, fails the
+     * overdue futures. Cheap when nothing is pending.
+     */
+    int sweep() {
+        if (pending.isEmpty()) {
+            return 0;
+        }
+        int collected = 0;
+        long now = System.nanoTime();
+        boolean checkOverdue = now - lastSweepCheck > 1_000_000;
+        if (checkOverdue) {
+            lastSweepCheck = now; // racy: several workers may check at once, harmlessly
+        }
+        for (Iterator<ReturnFuture> it = pending.iterator(); it.hasNext(); ) {
+            ReturnFuture future = it.next();
+            if (future.isDone() || future.tryCollect() || checkOverdue && future.failIfOverdue()) {
+                it.remove();
+                collected++;
+            }
+        }
+        return collected;
+    }
+
+    void peerFailed(int failedRank, PeerFailedException failure) {
+        for (Iterator<ReturnFuture> it = pending.iterator(); it.hasNext(); ) {
+            ReturnFuture future = it.next();
+            if (future.dest.rank() == failedRank) {
+                it.remove();
+                future.fail(failure);
+            }
+        }
+    }
+
+    /** At close: no result can arrive any more, so nothing may stay pending. */
+    void failAll(int rank) {
+        for (ReturnFuture future; (future = pending.poll()) != null; ) {
+            future.fail(new IllegalStateException("fabric of rank " + rank + " closed before the result from "
+                    + future.dest + " arrived"));
+        }
+    }
+}

@@ -1,0 +1,215 @@
+package io.fabricrpc.invocation;
+
+import io.fabricrpc.api.Fabric;
+import io.fabricrpc.fabric.ThreadId;
+import io.fabricrpc.mailbox.AllPortsBusyException;
+import io.fabricrpc.mailbox.MailboxClient;
+import io.fabricrpc.mailbox.Port;
+import io.fabricrpc.messaging.MessengerConfig;
+import io.fabricrpc.serialization.RemoteInvocationException;
+import io.fabricrpc.serialization.ResultCodec;
+import io.fabricrpc.transport.TransportFixture;
+import org.junit.jupiter.api.Test;
+
+import java.lang.foreign.MemorySegment;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Random;
+import java.util.concurrent.ConcurrentLinkedQueue;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.concurrent.atomic.AtomicReference;
+import java.util.concurrent.atomic.AtomicReferenceArray;
+
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertInstanceOf;
+import static org.junit.jupiter.api.Assertions.assertNull;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+/** callReturn over the mailbox ports: sharing, exhaustion, streaming, hostile packets. Run by each transport. */
+public abstract class MailboxCallsTest {
+    protected abstract TransportFixture fixture();
+
+    private TransportFixture with(Map<String, String> keys) {
+        TransportFixture base = fixture();
+        Map<String, String> merged = new HashMap<>(base.config());
+        merged.putAll(keys);
+        return new TransportFixture() {
+            @Override
+            public Map<String, String> config() {
+                return merged;
+            }
+
+            @Override
+            public boolean isProcessWideThread(String threadName) {
+                return base.isProcessWideThread(threadName);
+            }
+        };
+    }
+
+    /** Per destination worker: how many times each (caller, sequence) ran; exactly once means every count is 1. */
+    static final AtomicReferenceArray<AtomicLong> RUNS = new AtomicReferenceArray<>(1 << 16);
+
+    static long run(int key) {
+        return RUNS.get(key).incrementAndGet();
+    }
+
+    @Test
+    void manyCallerThreadsSharePortsAndEveryCallRunsExactlyOnce() throws Exception {
+        int callers = 8;
+        int perCaller = 2_000;
+        for (int i = 0; i < callers * perCaller; i++) {
+            RUNS.set(i, new AtomicLong());
+        }
+        try (LocalJob job = new LocalJob(fixture(), 3, 2, MessengerConfig.defaults())) {
+            job.rank(1).startHandlerThreads();
+            job.rank(2).startHandlerThreads();
+            Fabric fabric = job.rank(0);
+            AtomicReference<Throwable> failure = new AtomicReference<>();
+            CountDownLatch start = new CountDownLatch(1);
+            List<Thread> threads = new ArrayList<>();
+            for (int c = 0; c < callers; c++) {
+                int caller = c;
+                threads.add(Thread.ofPlatform().start(() -> {
+                    try {
+                        start.await();
+                        for (int s = 0; s < perCaller; s++) {
+                            int key = caller * perCaller + s;
+                            ThreadId dest = new ThreadId(1 + (s + caller) % 2, s % 2);
+                            long count = s % 3 == 0
+                                    ? fabric.callReturnAsync(dest, () -> run(key) * 1000 + Fabric.current().rank()).join()
+                                    : fabric.callReturn(dest, () -> run(key) * 1000 + Fabric.current().rank());
+                            assertEquals(1000L + dest.rank(), count, "call " + key + " ran where it was sent, once");
+                        }
+                    } catch (Throwable t) {
+                        failure.compareAndSet(null, t);
+                    }
+                }));
+            }
+            start.countDown();
+            for (Thread thread : threads) {
+                thread.join(120_000);
+            }
+            assertNull(failure.get());
+            for (int i = 0; i < callers * perCaller; i++) {
+                assertEquals(1, RUNS.get(i).get(), "runs of call " + i);
+            }
+        }
+    }
+
+    @Test
+    void moreCallersThanPortsWaitForAPortAndFailClearlyPastTheBound() throws Exception {
+        // 64 ports per channel; 96 callers each hold a port for a while: the rest wait, then all succeed.
+        try (LocalJob job = new LocalJob(fixture(), 2, 1, MessengerConfig.defaults())) {
+            job.rank(1).startHandlerThreads();
+            Fabric fabric = job.rank(0);
+            ThreadId dest = new ThreadId(1, 0);
+            AtomicReference<Throwable> failure = new AtomicReference<>();
+            List<Thread> threads = new ArrayList<>();
+            for (int c = 0; c < 96; c++) {
+                long value = c;
+                threads.add(Thread.ofPlatform().start(() -> {
+                    try {
+                        assertEquals(value, (long) fabric.callReturn(dest, () -> value));
+                    } catch (Throwable t) {
+                        failure.compareAndSet(null, t);
+                    }
+                }));
+            }
+            for (Thread thread : threads) {
+                thread.join(60_000);
+            }
+            assertNull(failure.get());
+        }
+        // A destination that never answers keeps its ports; past the open bound, callers fail naming the numbers.
+        try (LocalJob job = new LocalJob(with(Map.of(MailboxChannelSet.OPEN_TIMEOUT_KEY, "300")), 2, 1,
+                MessengerConfig.defaults())) {
+            Fabric fabric = job.rank(0);
+            ThreadId silent = new ThreadId(1, 0); // nobody runs its calls
+            for (int i = 0; i < 64; i++) {
+                fabric.callReturnAsync(silent, () -> 1L);
+            }
+            long started = System.nanoTime();
+            AllPortsBusyException busy = assertThrows(AllPortsBusyException.class,
+                    () -> fabric.callReturn(silent, () -> 2L));
+            long waited = (System.nanoTime() - started) / 1_000_000;
+            assertTrue(waited >= 250 && waited < 20_000, "waited " + waited + " ms");
+            assertTrue(busy.getMessage().contains("all 64 mailbox ports") && busy.getMessage().contains("300 ms"),
+                    busy.getMessage());
+            job.rank(1).startHandlerThreads(); // lets the parked calls finish, so the job closes at once
+        }
+    }
+
+    @Test
+    void callsAndResultsLargerThanAPacketStream() throws Exception {
+        try (LocalJob job = new LocalJob(fixture(), 2, 2, MessengerConfig.defaults())) {
+            job.rank(1).startHandlerThreads();
+            Fabric fabric = job.rank(0);
+            ThreadId dest = new ThreadId(1, 1);
+            byte[] big = new byte[100_000];
+            new Random(5).nextBytes(big);
+            long[] result = fabric.callReturn(dest, () -> {
+                long[] sums = new long[20_000]; // 160 KB back, 1 KiB packets
+                for (int i = 0; i < sums.length; i++) {
+                    sums[i] = big[i % big.length] * (long) i;
+                }
+                return sums;
+            });
+            for (int i = 0; i < result.length; i++) {
+                assertEquals(big[i % big.length] * (long) i, result[i]);
+            }
+            assertArrayEquals(big, fabric.callReturnAsync(dest, () -> big).join());
+            // Beyond the largest message: a clear failure naming the bound and its key, and the worker goes on.
+            RemoteInvocationException tooLarge = assertThrows(io.fabricrpc.serialization.ResultTooLargeException.class,
+                    () -> fabric.callReturn(dest, () -> new byte[20 << 20]));
+            assertTrue(tooLarge.getMessage().contains(MailboxChannelSet.MAX_MESSAGE_KEY)
+                    && tooLarge.getMessage().contains("16777216"), tooLarge.getMessage());
+            assertEquals(3L, (long) fabric.callReturn(dest, () -> 3L));
+        }
+    }
+
+    @Test
+    void randomBytesInARequestGiveTheCallerAnErrorAndTheWorkerGoesOn() throws Exception {
+        ConcurrentLinkedQueue<Throwable> reported = new ConcurrentLinkedQueue<>();
+        try (LocalJob job = new LocalJob(fixture(), 2, 1, MessengerConfig.defaults())) {
+            job.rank(1).onError((thread, error) -> reported.add(error));
+            job.rank(1).startHandlerThreads();
+            FabricRuntime fabric = (FabricRuntime) job.rank(0);
+            ThreadId dest = new ThreadId(1, 0);
+            assertEquals(1L, (long) fabric.callReturn(dest, () -> 1L)); // opens the channel
+            MailboxClient client = fabric.mailboxes().client(1);
+            ResultCodec codec = new ResultCodec(LocalJob.registry());
+            Random random = new Random(42);
+            int answered = 0;
+            for (int round = 0; round < 300; round++) {
+                byte[] junk = new byte[random.nextInt(round % 10 == 0 ? 5000 : 400)];
+                random.nextBytes(junk);
+                if (round % 3 == 0 && junk.length >= ReturnCalls.HEADER) { // a plausible header, a random record
+                    MemorySegment header = MemorySegment.ofArray(junk);
+                    header.set(java.lang.foreign.ValueLayout.JAVA_LONG_UNALIGNED, ReturnCalls.SENDER,
+                            ThreadId.pack(0, 0));
+                    header.set(java.lang.foreign.ValueLayout.JAVA_LONG_UNALIGNED, ReturnCalls.BEFORE, 0);
+                    header.set(java.lang.foreign.ValueLayout.JAVA_INT_UNALIGNED, ReturnCalls.FLAGS, round % 2);
+                }
+                try (Port port = client.open()) {
+                    port.send(MemorySegment.ofArray(junk), 0, junk.length);
+                    Throwable outcome = null;
+                    try {
+                        port.recv((message, length) -> codec.decode(message, 0, length));
+                    } catch (RuntimeException e) {
+                        outcome = e;
+                    }
+                    assertInstanceOf(RemoteInvocationException.class, outcome, "round " + round);
+                    answered++;
+                }
+            }
+            assertEquals(300, answered);
+            assertEquals(7L, (long) fabric.callReturn(dest, () -> 7L), "the worker survived every junk packet");
+            assertTrue(reported.size() >= 300, "each junk call is reported where it ran: " + reported.size());
+        }
+    }
+}

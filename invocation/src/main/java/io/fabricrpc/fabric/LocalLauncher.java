@@ -398,11 +398,12 @@ public final class LocalLauncher implements AutoCloseable {
      * native-access flags, the JIT tier limit ({@code -XX:TieredStopAtLevel}, which an emulated machine may need to
      * keep C2 away from its JIT bugs), and what a comparison of JIT settings varies: the optional flags of the root
      * pom's fabricrpc.jit.flags ({@code -XX:Tier3DelayOn}, {@code -XX:CompileCommand}, kept in order: {@code quiet}
-     * must come first) and {@code -Dfabric.jit.directives}, which turns off the directives a join installs.
+     * must come first), and the fabric's own settings as system properties ({@code -Dfabric.*}, {@code -Dshm.*},
+     * {@code -Drdma.*}, {@code -Dhybrid.*}, {@code -Dfabricrpc.*}), which ranks read as a job's configuration.
      */
     private static final java.util.List<String> INHERITED_FLAG_PREFIXES = java.util.List.of("--add-",
             "--enable-native-access", "--sun-misc", "-XX:TieredStopAtLevel=", "-XX:Tier3DelayOn=",
-            "-XX:CompileCommand=", "-Dfabric.jit.directives=");
+            "-XX:CompileCommand=", "-Dfabric.", "-Dshm.", "-Drdma.", "-Dhybrid.", "-Dfabricrpc.");
 
     /** This JVM's flags that start with one of {@link #INHERITED_FLAG_PREFIXES}, in their order. */
     public static java.util.List<String> inheritedJvmFlags() {

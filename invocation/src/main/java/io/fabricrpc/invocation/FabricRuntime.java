@@ -952,7 +952,7 @@ public final class FabricRuntime implements Fabric {
                            RemoteRegion readSource, long regionOffset, long length, long[] regionIds) {
         ThreadContext context = context();
         int root = context.workerIndex >= 0 ? rank * threads + context.workerIndex : rank * threads;
-        long sequence = ++context.broadcasts;
+        long sequence = context.broadcasts + 1; // taken once the record is known to fit
         boolean ack = sync != null && sync.mode() == Synchronizer.Mode.CONSUMED;
         if (ack) {
             flags |= InvocationRecords.BROADCAST_ACK;
@@ -992,11 +992,17 @@ public final class FabricRuntime implements Fabric {
             at += 16 + 8L * size;
         }
         long room = record.byteSize() - at - (inline != null ? inline.byteSize() : 0);
+        if (room <= 0) {
+            throw new MessagingException("broadcastBuffer of " + inline.byteSize() + " bytes does not fit a "
+                    + record.byteSize() + "-byte chunk with its " + at + "-byte header: broadcast it from a region "
+                    + "(broadcastBuffer with a LocalRegion or RemoteRegion) or raise MessengerConfig.chunkSize");
+        }
         context.broadcastEncoder.reset(); // every hop decodes the record on its own: it carries its definition
         int encoded = context.broadcastEncoder.encode(function, record, at, at + room);
         if (encoded < 0) {
             throw new MessagingException("broadcast record does not fit a " + record.byteSize() + "-byte chunk");
         }
+        context.broadcasts = sequence;
         at += encoded;
         if (inline != null) {
             MemorySegment.copy(inline, 0, record, at, inline.byteSize());

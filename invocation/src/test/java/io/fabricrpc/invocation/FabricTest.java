@@ -647,6 +647,11 @@ public abstract class FabricTest {
                     for (int round = 0; round < 10; round++) {
                         fabric.broadcast(() -> ((Inbox) Fabric.currentContext()).broadcasts++, consumed);
                     }
+                    MessagingException tooBig = assertThrows(MessagingException.class, () -> fabric.broadcastBuffer(
+                            buffer -> ((Inbox) Fabric.currentContext()).checksum = 1, MemorySegment.ofArray(new byte[10 << 20]),
+                            0, 10 << 20, consumed));
+                    assertTrue(tooBig.getMessage().contains("10485760") && tooBig.getMessage().contains("chunkSize"),
+                            tooBig.getMessage());
                     fabric.broadcastBuffer(buffer -> ((Inbox) Fabric.currentContext()).checksum = crc(buffer),
                             MemorySegment.ofArray(payload), 0, payload.length, consumed);
                     consumed.await(Duration.ofSeconds(60));

@@ -47,6 +47,7 @@ final class MailboxChannelSet implements AutoCloseable {
     private static final int STATUS_OK = 0;
     private static final int STATUS_MISMATCH = 1;
     private static final int STATUS_NO_WORKER = 2;
+    private static final int STATUS_FENCED = 3;
 
     /** A server side and the rank of the process that calls through it. */
     record Served(MailboxServer server, int callerRank) {
@@ -155,7 +156,7 @@ final class MailboxChannelSet implements AutoCloseable {
                         + (status == STATUS_MISMATCH ? "it has " + reply.get(ValueLayout.JAVA_INT_UNALIGNED, 12)
                         + " ports of " + reply.get(ValueLayout.JAVA_INT_UNALIGNED, 16) + " bytes, this process "
                         + config.ports() + " of " + config.packetSize() + " (" + PORTS_KEY + ", returnSlotBytes)"
-                        : "no such worker"));
+                        : status == STATUS_FENCED ? "it declared this rank failed (fenced)" : "no such worker"));
             }
             return MailboxChannels.client(link, regions, RemoteRegion.decode(reply, 24), config);
         } catch (RuntimeException e) {
@@ -181,10 +182,15 @@ final class MailboxChannelSet implements AutoCloseable {
             status = STATUS_NO_WORKER;
         } else if (ports != config.ports() || packet != config.packetSize()) {
             status = STATUS_MISMATCH;
+        } else if (!runtime.controlPlane().isAlive(callerRank)) {
+            status = STATUS_FENCED; // the job declared the caller failed: none of its calls run here
         } else {
             regions = MailboxChannels.allocate(transport, config);
             MailboxServer server = MailboxChannels.server(from, regions, RemoteRegion.decode(request, 24), config);
             served[worker].add(new Served(server, callerRank));
+            if (!runtime.controlPlane().isAlive(callerRank)) { // declared failed meanwhile: peerFailed may have missed it
+                peerFailed(callerRank);
+            }
         }
         try (Arena arena = Arena.ofConfined()) {
             MemorySegment reply = arena.allocate(OPENED_LENGTH, 8);

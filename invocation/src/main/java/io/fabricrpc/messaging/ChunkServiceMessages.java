@@ -47,6 +47,8 @@ final class ChunkServiceMessages {
     static final int STATUS_FENCED = 5;
     /** Chunks one (sender, destination) inbox may hold: MessengerConfig's c_max bound. */
     static final int MAX_CHUNKS_PER_INBOX = 255;
+    /** Chunks one request may ask for: MessengerConfig's bound on c (a reply must fit one two-sided message). */
+    static final int MAX_CHUNKS_PER_REQUEST = 64;
 
     private ChunkServiceMessages() {
     }

@@ -210,7 +210,7 @@ public final class MessagingNode implements AutoCloseable {
             int chunkSize = request.get(ValueLayout.JAVA_INT_UNALIGNED, ChunkServiceMessages.REQ_CHUNK_SIZE);
             ReceivingThread receiver = receivers.get(destination);
             SenderInbox existing = inboxes.get(new InboxKey(sender, destination));
-            if (count < 1 || count > ChunkServiceMessages.MAX_CHUNKS_PER_INBOX || chunkSize < ChunkLayout.MIN_CHUNK_SIZE
+            if (count < 1 || count > ChunkServiceMessages.MAX_CHUNKS_PER_REQUEST || chunkSize < ChunkLayout.MIN_CHUNK_SIZE
                     || chunkSize > ChunkLayout.MAX_CHUNK_SIZE || chunkSize % 64 != 0
                     || (existing != null && existing.chunkSize != chunkSize)) {
                 status = ChunkServiceMessages.STATUS_MALFORMED;

@@ -720,8 +720,13 @@ public abstract class MessengerTest {
                     1, ChunkLayout.MAX_CHUNK_SIZE + 64, notify.remote(), 0, Duration.ofSeconds(10)));
             assertTrue(e.getMessage().contains("malformed") && e.getMessage().contains(
                     String.valueOf(ChunkLayout.MAX_CHUNK_SIZE + 64)), e.getMessage());
-            assertEquals(200, senders.requestChunks(link, 11, RECEIVER, 200, 4096, notify.remote(), 0,
-                    Duration.ofSeconds(10)).length);
+            e = assertThrows(MessagingException.class, () -> senders.requestChunks(link, 11, RECEIVER, 65, 4096,
+                    notify.remote(), 0, Duration.ofSeconds(10)));
+            assertTrue(e.getMessage().contains("malformed"), "more than c's bound at once: " + e.getMessage());
+            for (int i = 0; i < 4; i++) {
+                assertEquals(50, senders.requestChunks(link, 11, RECEIVER, 50, 4096, notify.remote(), 0,
+                        Duration.ofSeconds(30)).length);
+            }
             e = assertThrows(MessagingException.class, () -> senders.requestChunks(link, 11, RECEIVER, 56, 4096,
                     notify.remote(), 0, Duration.ofSeconds(10)));
             assertTrue(e.getMessage().contains("255"), e.getMessage());
@@ -729,7 +734,7 @@ public abstract class MessengerTest {
                     notify.remote(), 0, Duration.ofSeconds(10)));
             assertTrue(e.getMessage().contains("malformed"), "growth of another chunk size: " + e.getMessage());
             assertEquals(55, senders.requestChunks(link, 11, RECEIVER, 55, 4096, notify.remote(), 0,
-                    Duration.ofSeconds(10)).length, "up to the bound");
+                    Duration.ofSeconds(30)).length, "up to the bound");
         }
     }
 

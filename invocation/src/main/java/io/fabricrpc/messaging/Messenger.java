@@ -291,6 +291,12 @@ public final class Messenger implements RecordChannel {
         return moved;
     }
 
+    /** Its own direct channel: callers keep one call site, which sees only messengers, for every kind of channel. */
+    @Override
+    public RecordChannel direct() {
+        return this;
+    }
+
     public long sender() {
         return sender;
     }
@@ -326,15 +332,13 @@ public final class Messenger implements RecordChannel {
         return link;
     }
 
-    /** Records sent or framed so far: the sequence number of the latest one. */
     @Override
-    public long recordsSent() {
+    public long recordsSent() { // sent or framed so far: the sequence number of the latest one
         return recordsSent;
     }
 
-    /** Records the receiver has handled, as of its latest push (only records tagged TAG_NOTIFY push). */
     @Override
-    public long consumedRecords() {
+    public long consumedRecords() { // handled by the receiver as of its latest push (TAG_NOTIFY records push)
         return ring.consumedRecords();
     }
 
@@ -354,14 +358,12 @@ public final class Messenger implements RecordChannel {
         return config.fullPolicy();
     }
 
-    /** How long a wait for room (RETRY, a flush) may last before it fails. */
-    public Duration timeout() {
+    public Duration timeout() { // how long a wait for room (RETRY, a flush) may last before it fails
         return config.timeout();
     }
 
-    /** Bytes framed but not transmitted, records whose flag waits included. */
     @Override
-    public long bufferedBytes() {
+    public long bufferedBytes() { // framed but not transmitted, records whose flag waits included
         Publisher p = publisher;
         return p == null ? 0 : p.pendingBytes();
     }

@@ -20,7 +20,8 @@ final class FabricCallPingPong {
     }
 
     static SerializationRegistry registry() {
-        return SerializationRegistry.builder().allowCapturingClass(FabricCallPingPong.class).build();
+        return SerializationRegistry.builder().allowCapturingClass(FabricCallPingPong.class)
+                .allowCapturingClass(Client.class).build(); // the lambda is written in Client
     }
 
     static Fabric join(int rank, int port, String secret) {

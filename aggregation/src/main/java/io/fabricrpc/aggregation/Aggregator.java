@@ -19,6 +19,14 @@ abstract sealed class Aggregator extends MessengerDecorator permits TraditionalA
     // ---- sender thread ----
     /** Counts the sender's notes that a call stays unsent (volatile store: the agent's look pairs with it). */
     private volatile long marks;
+    /**
+     * Counts for the counters file, read there with opaque loads. trad: full batches and flushes (sender), push-outs
+     * of a quiet sender's batch (agent). ovfl: writes of waiting calls, flushes and the agent's drains, each by the
+     * holder of the drain claim.
+     */
+    long batches;
+    long flushes;
+    long pushOuts;
     // ---- agent thread ----
     /** The marks the agent has seen answered (nothing unsent after them), and a watch revived from outside. */
     private long seenMarks;
@@ -97,6 +105,11 @@ abstract sealed class Aggregator extends MessengerDecorator permits TraditionalA
     final void clearUnsentMayWait() {
         seenMarks = marks;
         revived = false;
+    }
+
+    @Override
+    public io.fabricrpc.counters.CounterSource counters() {
+        return new AggregatorCounters(this, messenger);
     }
 
     boolean isClosed() {

@@ -7,25 +7,25 @@ import io.fabricrpc.messaging.Messenger;
 import java.lang.invoke.MethodHandles;
 import java.lang.invoke.VarHandle;
 
-/** A {@code trad} aggregator's counts (full batches, flushes, push-outs by the agent), read with opaque loads. */
+/** An aggregator's counts (batches, flushes, push-outs by the agent; see {@link Aggregator}), read with opaque loads. */
 final class AggregatorCounters implements CounterSource {
     private static final VarHandle[] COUNTS = new VarHandle[3];
 
     static {
         try {
             MethodHandles.Lookup lookup = MethodHandles.lookup();
-            COUNTS[0] = lookup.findVarHandle(TraditionalAggregator.class, "batches", long.class);
-            COUNTS[1] = lookup.findVarHandle(TraditionalAggregator.class, "flushes", long.class);
-            COUNTS[2] = lookup.findVarHandle(TraditionalAggregator.class, "pushOuts", long.class);
+            COUNTS[0] = lookup.findVarHandle(Aggregator.class, "batches", long.class);
+            COUNTS[1] = lookup.findVarHandle(Aggregator.class, "flushes", long.class);
+            COUNTS[2] = lookup.findVarHandle(Aggregator.class, "pushOuts", long.class);
         } catch (ReflectiveOperationException e) {
             throw new ExceptionInInitializerError(e);
         }
     }
 
-    private final TraditionalAggregator aggregator;
+    private final Aggregator aggregator;
     private final String name;
 
-    AggregatorCounters(TraditionalAggregator aggregator, Messenger messenger) {
+    AggregatorCounters(Aggregator aggregator, Messenger messenger) {
         this.aggregator = aggregator;
         this.name = CounterTypes.channel(messenger.sender(), messenger.destination());
     }

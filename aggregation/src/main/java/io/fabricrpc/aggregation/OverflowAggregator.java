@@ -153,6 +153,7 @@ final class OverflowAggregator extends Aggregator {
             if (taken == 0) {
                 return false;
             }
+            batches++; // claim holder: one write of waiting calls
             exceedingRecords -= messenger.recordsSent() - before;
             head += taken;
         }
@@ -193,6 +194,7 @@ final class OverflowAggregator extends Aggregator {
         }
         try {
             if (tail > head && now - oldestExceeding >= maxDelayNanos) {
+                pushOuts++; // claim holder (the agent)
                 drain();
             }
             if (tail > head) {
@@ -214,6 +216,7 @@ final class OverflowAggregator extends Aggregator {
     public void flush() {
         claim.claim(this::toString);
         try {
+            flushes++; // claim holder (the sender)
             long start = System.nanoTime();
             roomWait.reset();
             while (!drain()) {

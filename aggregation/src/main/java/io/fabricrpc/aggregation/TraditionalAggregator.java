@@ -26,10 +26,6 @@ final class TraditionalAggregator extends Aggregator {
     private int ticksSeen;
     /** Sender thread only: the transmit position at this thread's latest mark, or -1. */
     private long markedBatch = -1;
-    /** Counts, each of one writer: full batches and flushes (sender), push-outs of a quiet sender's batch (agent). */
-    long batches;
-    long flushes;
-    long pushOuts;
     private final java.util.function.BooleanSupplier nothingWaits = () -> messenger.pendingHint() < 0;
 
     TraditionalAggregator(Messenger messenger, AggregationConfig config, AggregationDuty duty) {
@@ -109,11 +105,6 @@ final class TraditionalAggregator extends Aggregator {
     @Override
     public void flushFromAnotherThread() {
         messenger.transmitFromAnotherThread();
-    }
-
-    @Override
-    public io.fabricrpc.counters.CounterSource counters() {
-        return new AggregatorCounters(this, messenger);
     }
 
     @Override

@@ -115,6 +115,38 @@ class ShmCountersTest {
         }
     }
 
+    /** Both aggregation modes count their flushes (and batches) in the file. */
+    @Test
+    void aggregatingViewsCountTheirFlushes() throws Exception {
+        Path dir = temp.resolve("aggregation");
+        List<Fabric> fabrics = join(dir);
+        try {
+            fabrics.get(1).startHandlerThreads();
+            Fabric sender = fabrics.get(0);
+            sender.attach(0);
+            for (Fabric view : List.of(io.fabricrpc.aggregation.Aggregation.traditional(sender,
+                    io.fabricrpc.aggregation.AggregationConfig.traditional()), io.fabricrpc.aggregation.Aggregation
+                    .overflow(sender, io.fabricrpc.aggregation.AggregationConfig.overflow()))) {
+                Synchronizer consumed = new Synchronizer(Synchronizer.Mode.CONSUMED);
+                for (int i = 0; i < 1_000; i++) {
+                    view.call(new ThreadId(1, 0), () -> RUN.incrementAndGet(), consumed);
+                }
+                view.flush();
+                consumed.await(Duration.ofSeconds(30));
+            }
+            long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+            List<CountersFileReader.Counter> flushes;
+            do {
+                Thread.sleep(20);
+                flushes = ofRank(dir, 0).counters().stream().filter(c -> c.label().startsWith("aggregation flushes")
+                        && c.value() >= 1).toList();
+            } while (flushes.size() < 2 && System.nanoTime() < deadline);
+            assertEquals(2, flushes.size(), "a trad and an ovfl channel: " + ofRank(dir, 0).counters());
+        } finally {
+            closeAll(fabrics);
+        }
+    }
+
     @Test
     void countersCanBeTurnedOff() throws Exception {
         Path dir = temp.resolve("off");

@@ -3,6 +3,9 @@ package io.fabricrpc.aggregation;
 import io.fabricrpc.messaging.Messenger;
 import io.fabricrpc.messaging.MessengerDecorator;
 
+import java.lang.invoke.MethodHandles;
+import java.lang.invoke.VarHandle;
+
 /**
  * An aggregator on top of one messenger (Seriema's {@code RDMAAggregator}): one per sender thread and destination,
  * created on demand by the aggregating fabric view. The sender thread uses it; its fabric's agent ({@link AggregationDuty})
@@ -11,6 +14,21 @@ import io.fabricrpc.messaging.MessengerDecorator;
  * thread's publication), OVERFLOW's exceeding path takes the aggregator's drain claim ({@link io.fabricrpc.messaging.DrainClaim}).
  */
 abstract sealed class Aggregator extends MessengerDecorator permits TraditionalAggregator, OverflowAggregator {
+    private static final VarHandle BATCHES;
+    private static final VarHandle FLUSHES;
+    private static final VarHandle PUSH_OUTS;
+
+    static {
+        try {
+            MethodHandles.Lookup lookup = MethodHandles.lookup();
+            BATCHES = lookup.findVarHandle(Aggregator.class, "batches", long.class);
+            FLUSHES = lookup.findVarHandle(Aggregator.class, "flushes", long.class);
+            PUSH_OUTS = lookup.findVarHandle(Aggregator.class, "pushOuts", long.class);
+        } catch (ReflectiveOperationException e) {
+            throw new ExceptionInInitializerError(e);
+        }
+    }
+
     final AggregationConfig config;
     final long maxDelayNanos;
     /** The fabric's aggregation duty on its agent: pushes out what waits up to maxDelay. */
@@ -109,7 +127,16 @@ abstract sealed class Aggregator extends MessengerDecorator permits TraditionalA
 
     @Override
     public io.fabricrpc.counters.CounterSource counters() {
-        return new AggregatorCounters(this, messenger);
+        String name = io.fabricrpc.counters.CounterTypes.channel(messenger.sender(), messenger.destination());
+        return new io.fabricrpc.counters.CounterSet(
+                counter("aggregation batches " + name, io.fabricrpc.counters.CounterTypes.AGGREGATION_BATCHES, BATCHES),
+                counter("aggregation flushes " + name, io.fabricrpc.counters.CounterTypes.AGGREGATION_FLUSHES, FLUSHES),
+                counter("aggregation push-outs " + name, io.fabricrpc.counters.CounterTypes.AGGREGATION_PUSH_OUTS,
+                        PUSH_OUTS));
+    }
+
+    private io.fabricrpc.counters.CounterSet.Counter counter(String label, int type, VarHandle count) {
+        return new io.fabricrpc.counters.CounterSet.Counter(label, type, () -> (long) count.getOpaque(this));
     }
 
     boolean isClosed() {

@@ -31,6 +31,8 @@ import java.util.function.Consumer;
 final class OverflowAggregator extends Aggregator {
     /** Who drains the exceeding calls into the messenger: the sender or the agent (model/waiting_calls_drain.pml). */
     private final DrainClaim claim = new DrainClaim();
+    /** Names this channel in a claim wait that fails; made once, not per wait. */
+    private final java.util.function.Supplier<String> name = this::toString;
     private final Transport transport;
     private LocalRegion exceeding;
     private long head;
@@ -75,7 +77,7 @@ final class OverflowAggregator extends Aggregator {
 
     /** Holding the claim: drains waiting calls first, then sends directly if room is left, else parks the call. */
     private boolean sendBehindExceeding(int tag, RecordWriter writer) {
-        claim.claim(this::toString);
+        claim.claim(name);
         try {
             if (tail == head || drain()) {
                 if (messenger.send(tag, writer)) {
@@ -214,7 +216,7 @@ final class OverflowAggregator extends Aggregator {
 
     @Override
     public void flush() {
-        claim.claim(this::toString);
+        claim.claim(name);
         try {
             flushes++; // claim holder (the sender)
             long start = System.nanoTime();
@@ -232,7 +234,7 @@ final class OverflowAggregator extends Aggregator {
     @Override
     public void publishBuffered() {
         if (exceedingMayWait) {
-            claim.claim(this::toString);
+            claim.claim(name);
             try {
                 drain();
             } finally {

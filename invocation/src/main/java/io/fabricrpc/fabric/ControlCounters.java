@@ -1,6 +1,5 @@
 package io.fabricrpc.fabric;
 
-import io.fabricrpc.counters.CounterSource;
 import io.fabricrpc.counters.CounterTypes;
 
 import java.lang.invoke.MethodHandles;
@@ -11,7 +10,7 @@ import java.lang.invoke.VarHandle;
  * one event-loop thread) and peers declared failed (counted under the control plane's listener lock). The publisher
  * reads them with opaque loads.
  */
-final class ControlCounters implements CounterSource {
+final class ControlCounters {
     private static final VarHandle SENT;
     private static final VarHandle RECEIVED;
     private static final VarHandle FAILURES;
@@ -36,35 +35,14 @@ final class ControlCounters implements CounterSource {
         this.rank = "rank " + rank;
     }
 
-    @Override
-    public int counterCount() {
-        return 3;
-    }
-
-    @Override
-    public String label(int index) {
-        return switch (index) {
-            case 0 -> "heartbeats sent " + rank;
-            case 1 -> "heartbeats received " + rank;
-            default -> "peer failures seen " + rank;
-        };
-    }
-
-    @Override
-    public int typeId(int index) {
-        return switch (index) {
-            case 0 -> CounterTypes.HEARTBEATS_SENT;
-            case 1 -> CounterTypes.HEARTBEATS_RECEIVED;
-            default -> CounterTypes.PEER_FAILURES;
-        };
-    }
-
-    @Override
-    public long loValue(int index) {
-        return (long) (switch (index) {
-            case 0 -> SENT;
-            case 1 -> RECEIVED;
-            default -> FAILURES;
-        }).getOpaque(this);
+    /** The counters file's view of these fields. */
+    io.fabricrpc.counters.CounterSet asCounters() {
+        return new io.fabricrpc.counters.CounterSet(
+                new io.fabricrpc.counters.CounterSet.Counter("heartbeats sent " + rank, CounterTypes.HEARTBEATS_SENT,
+                        () -> (long) SENT.getOpaque(this)),
+                new io.fabricrpc.counters.CounterSet.Counter("heartbeats received " + rank,
+                        CounterTypes.HEARTBEATS_RECEIVED, () -> (long) RECEIVED.getOpaque(this)),
+                new io.fabricrpc.counters.CounterSet.Counter("peer failures seen " + rank, CounterTypes.PEER_FAILURES,
+                        () -> (long) FAILURES.getOpaque(this)));
     }
 }

@@ -58,6 +58,7 @@ public final class ControlPlane implements AutoCloseable {
 
     private final JobConfig config;
     final ControlCounters counters;
+    private final io.fabricrpc.counters.CounterSource countersView;
     private final EventLoopGroup group;
     private final EventLoop loop;
     private final Role role;
@@ -93,6 +94,7 @@ public final class ControlPlane implements AutoCloseable {
     private ControlPlane(JobConfig config) {
         this.config = config;
         this.counters = new ControlCounters(config.rank());
+        this.countersView = counters.asCounters();
         this.departures = new AtomicReferenceArray<>(config.size());
         this.group = new NioEventLoopGroup(1, new DefaultThreadFactory(THREAD_NAME_PREFIX + "r" + config.rank(), true));
         this.loop = group.next();
@@ -295,7 +297,7 @@ public final class ControlPlane implements AutoCloseable {
 
     /** Heartbeats sent and received, peers declared failed: for the fabric's counters file. */
     public io.fabricrpc.counters.CounterSource counters() {
-        return counters;
+        return countersView;
     }
 
     /** The membership once {@link #join} completed, else null. */

@@ -21,6 +21,8 @@ public final class AsyncQueueChannel extends MessengerDecorator {
     private final MessagingNode node;
     private final long limit;
     private final DrainClaim claim = new DrainClaim();
+    /** Names this channel in a claim wait that fails; made once, not per wait. */
+    private final java.util.function.Supplier<String> name = this::toString;
     /** A flush's wait for room (holding the claim): spins, yields, then parks 1 to 100 us. */
     private final IdleStrategy roomWait = new BackoffIdleStrategy(64, 16, 1_000, 100_000);
     /** Calls wait in the queue: the sender claims from now on (volatile: the drain that empties it clears it). */
@@ -69,7 +71,7 @@ public final class AsyncQueueChannel extends MessengerDecorator {
 
     /** Holding the claim: drains waiting calls first, sends directly if room is left, else queues the call. */
     private boolean sendBehindQueue(int tag, RecordWriter writer) {
-        claim.claim(this::toString);
+        claim.claim(name);
         try {
             if (!(queued && !drain()) && messenger.send(tag, writer)) {
                 return true;
@@ -192,7 +194,7 @@ public final class AsyncQueueChannel extends MessengerDecorator {
 
     /** Bytes of calls waiting in the queue. */
     public long queuedBytes() {
-        claim.claim(this::toString);
+        claim.claim(name);
         try {
             return tail - head;
         } finally {
@@ -205,7 +207,7 @@ public final class AsyncQueueChannel extends MessengerDecorator {
         if (!queued) {
             return messenger.bufferedBytes();
         }
-        claim.claim(this::toString);
+        claim.claim(name);
         try {
             return tail - head + messenger.bufferedBytes();
         } finally {
@@ -217,7 +219,7 @@ public final class AsyncQueueChannel extends MessengerDecorator {
     @Override
     public void flush() {
         if (queued) {
-            claim.claim(this::toString);
+            claim.claim(name);
             try {
                 long start = System.nanoTime();
                 long timeout = messenger.timeout().toNanos();
@@ -244,7 +246,7 @@ public final class AsyncQueueChannel extends MessengerDecorator {
             messenger.publishBuffered();
             return;
         }
-        claim.claim(this::toString);
+        claim.claim(name);
         try {
             drain();
             messenger.publishBuffered();
@@ -268,7 +270,7 @@ public final class AsyncQueueChannel extends MessengerDecorator {
         if (!queued) {
             return messenger.recordsSent();
         }
-        claim.claim(this::toString); // the agent moves records from the queue into the messenger meanwhile
+        claim.claim(name); // the agent moves records from the queue into the messenger meanwhile
         try {
             return messenger.recordsSent() + queuedRecords;
         } finally {

@@ -1,7 +1,8 @@
 package io.fabricrpc.messaging;
 
 import io.fabricrpc.counters.CounterRegistry;
-import io.fabricrpc.counters.LinkCounters;
+import io.fabricrpc.counters.CounterSet;
+import io.fabricrpc.counters.CounterTypes;
 import io.fabricrpc.transport.EndpointAddress;
 import io.fabricrpc.transport.Link;
 import io.fabricrpc.transport.LocalRegion;
@@ -151,7 +152,14 @@ public final class MessagingNode implements AutoCloseable {
         CounterRegistry registry = counters;
         registry.register(messenger.counters());
         if (link.statistics() != null && countedLinks.add(link)) {
-            registry.register(new LinkCounters(link.statistics(), "rank " + (destination >>> 32)));
+            var statistics = link.statistics();
+            String peer = " link -> rank " + (destination >>> 32);
+            registry.register(new CounterSet(
+                    new CounterSet.Counter("writes posted" + peer, CounterTypes.WRITES_POSTED, statistics::loWritesPosted),
+                    new CounterSet.Counter("signaled completions" + peer, CounterTypes.SIGNALED_COMPLETIONS,
+                            statistics::loSignaledCompletions),
+                    new CounterSet.Counter("completion errors" + peer, CounterTypes.COMPLETION_ERRORS,
+                            statistics::loCompletionErrors)));
         }
         return messenger;
     }

@@ -567,14 +567,15 @@ public abstract class MessengerTest {
                         failure.compareAndSet(null, t);
                     }
                 });
-                // Drain only once the sender has stalled with every chunk full (it waits in RETRY): no timing guess.
-                long seen = -1;
+                // Drain only once the sender waits in RETRY with every chunk full (its own count says so, not a pause
+                // of the sender under emulation), and let the wait last.
                 long deadline = System.nanoTime() + 60_000_000_000L;
-                while (sent.get() != seen || messenger.chunkCount() < 4) {
-                    seen = sent.get();
-                    Thread.sleep(100);
-                    assertTrue(System.nanoTime() < deadline && seen < records, "the sender never stalled: " + seen);
+                while (messenger.ring.loRetryWaits() == 0 || messenger.chunkCount() < 4) {
+                    Thread.sleep(10);
+                    assertTrue(System.nanoTime() < deadline && sent.get() < records,
+                            "the sender never waited for room: " + sent.get() + " sent");
                 }
+                Thread.sleep(100);
                 drain(checker, records);
                 sender.join(60_000);
                 assertNull(failure.get());

@@ -52,8 +52,6 @@ import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CopyOnWriteArrayList;
-import io.fabricrpc.mailbox.MailboxServer;
-import io.fabricrpc.mailbox.Port;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicReferenceArray;
 import java.util.concurrent.locks.LockSupport;
@@ -460,52 +458,12 @@ public final class FabricRuntime implements Fabric {
             int ran = context.receiving.processCalls(context.receiver);
             ran += sendQueues[context.workerIndex].read(context.receiver.sendQueueReader(
                     sendQueueMemory[context.workerIndex]), 64);
-            return ran + serveMailboxes(context) + returns.sweep();
+            return ran + returns.serve(context) + returns.sweep();
         } finally {
             context.inProcessCalls = false;
             // Calls sent before or by this round leave no flag waiting: one lone WRITE per round at most.
             context.publishDeferredFlags();
         }
-    }
-
-    /**
-     * Serves the requests waiting on this worker's mailbox ports, at most one scan of each channel. A request that
-     * must follow one-way calls of its sender not consumed yet is left for a later round ({@link Port#defer}).
-     */
-    private int serveMailboxes(ThreadContext context) {
-        int served = 0;
-        for (MailboxChannelSet.Served channel : mailboxes.servedBy(context.workerIndex)) {
-            MailboxServer server = channel.server();
-            for (int i = server.portCount(); i > 0; i--) {
-                Port port = server.tryOpen();
-                if (port == null) {
-                    break;
-                }
-                if (mustWait(context, port, channel.callerRank())) {
-                    port.defer();
-                    continue;
-                }
-                context.receiver.serveMailbox(port, channel.callerRank());
-                served++;
-            }
-        }
-        return served;
-    }
-
-    private static boolean mustWait(ThreadContext context, Port port, int callerRank) {
-        MemorySegment head;
-        try {
-            head = port.peek();
-        } catch (RuntimeException corrupt) {
-            return false; // serveMailbox answers it with the error
-        }
-        if (head.byteSize() < ReturnCalls.HEADER) {
-            return false;
-        }
-        long channel = head.get(ValueLayout.JAVA_LONG_UNALIGNED, ReturnCalls.CHANNEL);
-        long before = head.get(ValueLayout.JAVA_LONG_UNALIGNED, ReturnCalls.BEFORE);
-        return before > 0 && ThreadId.rankOf(channel) == callerRank
-                && context.receiving.consumedFrom(channel) < before;
     }
 
     /** Lets a waiting worker run its incoming calls (avoids deadlock between workers calling each other). */

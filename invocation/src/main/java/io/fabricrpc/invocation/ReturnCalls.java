@@ -3,6 +3,7 @@ package io.fabricrpc.invocation;
 import io.fabricrpc.fabric.PeerFailedException;
 import io.fabricrpc.fabric.ThreadId;
 import io.fabricrpc.mailbox.MailboxClient;
+import io.fabricrpc.mailbox.MailboxServer;
 import io.fabricrpc.mailbox.MailboxTimeoutException;
 import io.fabricrpc.mailbox.Port;
 import io.fabricrpc.messaging.MessagingException;
@@ -69,6 +70,48 @@ final class ReturnCalls implements MailboxClient.ReplyCollector {
             encoders = new CallEncoder[workers];
             defining = new Object[workers];
         }
+    }
+
+    // ------------------------------------------------------------------------------------------------ serving
+
+    /**
+     * Serves the requests waiting on this worker's mailbox ports, at most one scan of each channel. A request that
+     * must follow one-way calls of its sender not consumed yet is left for a later round ({@link Port#defer}).
+     */
+    int serve(ThreadContext context) {
+        int served = 0;
+        for (MailboxChannelSet.Served channel : runtime.mailboxes().servedBy(context.workerIndex)) {
+            MailboxServer server = channel.server();
+            for (int i = server.portCount(); i > 0; i--) {
+                Port port = server.tryOpen();
+                if (port == null) {
+                    break;
+                }
+                if (mustWait(context, port, channel.callerRank())) {
+                    port.defer();
+                    continue;
+                }
+                context.receiver.serveMailbox(port, channel.callerRank());
+                served++;
+            }
+        }
+        return served;
+    }
+
+    private static boolean mustWait(ThreadContext context, Port port, int callerRank) {
+        MemorySegment head;
+        try {
+            head = port.peek();
+        } catch (RuntimeException corrupt) {
+            return false; // serveMailbox answers it with the error
+        }
+        if (head.byteSize() < HEADER) {
+            return false;
+        }
+        long channel = head.get(ValueLayout.JAVA_LONG_UNALIGNED, CHANNEL);
+        long before = head.get(ValueLayout.JAVA_LONG_UNALIGNED, BEFORE);
+        return before > 0 && ThreadId.rankOf(channel) == callerRank
+                && context.receiving.consumedFrom(channel) < before;
     }
 
     // ------------------------------------------------------------------------------------------------ blocking

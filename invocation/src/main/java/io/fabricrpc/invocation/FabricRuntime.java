@@ -138,7 +138,7 @@ public final class FabricRuntime implements Fabric {
                 messaging.agent().add(publisher::publishIfDue);
             }
             // Before joining, like every handler: a peer may make a send-based call as soon as the job is formed.
-            messaging.service().register(SEND_CALL_MESSAGE, this::routeSendCall);
+            messaging.service().register(SendCallDescriptor.MESSAGE_TYPE, this::routeSendCall);
             // Before joining: once the job is formed, peers may ask for memory at once.
             remote = new RemoteAllocationService(messaging.service(), RemoteAllocationService.limitFrom(config.transport()),
                     this::allocate, this::releaseRegion);
@@ -204,10 +204,7 @@ public final class FabricRuntime implements Fabric {
         });
     }
 
-    static final int SEND_CALL_MESSAGE = 0x4D490001;
     private static final int SEND_QUEUE_BYTES = 1 << 20;
-    /** Send-based call message: | destination worker (4) | kind (4) | sender thread (8) | call record |. */
-    private static final int SEND_HEADER = 16;
 
     public static FabricRuntime join(FabricConfig config) {
         io.fabricrpc.doctor.JoinChecks.verify(config); // fails early, naming the fix, before anything is set up
@@ -727,18 +724,17 @@ public final class FabricRuntime implements Fabric {
             context.sendStaging = Arena.ofAuto().allocate(transport.maxMessageSize(), Long.BYTES);
         }
         MemorySegment staging = context.sendStaging;
-        int length = encoder.encode(function, staging, SEND_HEADER, staging.byteSize());
+        int length = encoder.encode(function, staging, SendCallDescriptor.HEADER_LENGTH, staging.byteSize());
         if (length < 0) {
-            throw new MessagingException("send-based call of more than " + (staging.byteSize() - SEND_HEADER)
+            throw new MessagingException("send-based call of more than "
+                    + (staging.byteSize() - SendCallDescriptor.HEADER_LENGTH)
                     + " bytes does not fit one transport message (" + transport.maxMessageSize() + " bytes)");
         }
-        staging.set(ValueLayout.JAVA_INT_UNALIGNED, 0, dest.threadIndex());
-        staging.set(ValueLayout.JAVA_INT_UNALIGNED, 4, InvocationRecords.CALL);
-        staging.set(ValueLayout.JAVA_LONG_UNALIGNED, 8, context.senderId);
+        SendCallDescriptor.writeHeader(staging, dest.threadIndex(), InvocationRecords.CALL, context.senderId);
         Link link = link(dest.rank());
         // The record is encoded (its definition counted as sent): it must go out, so a full queue is waited out.
         long start = 0;
-        while (!link.send(SEND_CALL_MESSAGE, staging, 0, SEND_HEADER + length)) {
+        while (!link.send(SendCallDescriptor.MESSAGE_TYPE, staging, 0, SendCallDescriptor.HEADER_LENGTH + length)) {
             if (start == 0) {
                 start = System.nanoTime();
             }
@@ -755,16 +751,18 @@ public final class FabricRuntime implements Fabric {
 
     /** Service thread: moves a send-based call into its worker's queue, waiting while that queue is full. */
     private void routeSendCall(Link from, int type, MemorySegment payload) {
-        int worker = payload.get(ValueLayout.JAVA_INT_UNALIGNED, 0);
-        int kind = payload.get(ValueLayout.JAVA_INT_UNALIGNED, 4);
-        if (worker < 0 || worker >= threads || kind <= 0 || payload.byteSize() <= SEND_HEADER) {
+        int worker = SendCallDescriptor.worker(payload);
+        int kind = SendCallDescriptor.kind(payload);
+        if (worker < 0 || worker >= threads || kind <= 0 || payload.byteSize() <= SendCallDescriptor.HEADER_LENGTH) {
             throw new IllegalArgumentException("malformed send-based call for worker " + worker + ", kind " + kind
                     + ", " + payload.byteSize() + " bytes from endpoint " + Long.toHexString(from.peerId()));
         }
-        if (node.isFenced(payload.get(ValueLayout.JAVA_LONG_UNALIGNED, 8))) {
+        if (node.isFenced(SendCallDescriptor.sender(payload))) {
             return; // from a rank the job declared failed: never run
         }
-        routed.wrap(payload.address() + 8, (int) payload.byteSize() - 8); // | sender | call record |
+        // The queued form: | sender | call record |.
+        routed.wrap(payload.address() + SendCallDescriptor.SENDER_OFFSET,
+                (int) payload.byteSize() - SendCallDescriptor.SENDER_OFFSET);
         while (!sendQueues[worker].write(kind, routed, 0, routed.capacity())) {
             if (closed) {
                 return;
@@ -878,7 +876,7 @@ public final class FabricRuntime implements Fabric {
     @Override
     public void broadcastBuffer(RemoteBufferConsumer function, MemorySegment buffer, long offset, long length,
                                 Synchronizer sync) {
-        broadcast(function, sync, InvocationRecords.BROADCAST_INLINE, buffer.asSlice(offset, length), null, 0, length,
+        broadcast(function, sync, BroadcastRecordDescriptor.FLAG_INLINE, buffer.asSlice(offset, length), null, 0, length,
                 null);
     }
 
@@ -897,13 +895,13 @@ public final class FabricRuntime implements Fabric {
         for (int r = 0; r < size; r++) {
             link(r).awaitCompletion(tickets[r]);
         }
-        broadcast(function, sync, InvocationRecords.BROADCAST_WRITTEN, null, null, destinationOffset, length, regionIds);
+        broadcast(function, sync, BroadcastRecordDescriptor.FLAG_WRITTEN, null, null, destinationOffset, length, regionIds);
     }
 
     @Override
     public void broadcastBuffer(RemoteBufferConsumer function, RemoteRegion source, long offset, long length,
                                 Synchronizer sync) {
-        broadcast(function, sync, InvocationRecords.BROADCAST_READ, null, source, offset, length, null);
+        broadcast(function, sync, BroadcastRecordDescriptor.FLAG_READ, null, source, offset, length, null);
     }
 
     private void broadcast(Serializable function, Synchronizer sync, int flags, MemorySegment inline,
@@ -913,7 +911,7 @@ public final class FabricRuntime implements Fabric {
         long sequence = context.broadcasts + 1; // taken once the record is known to fit
         boolean ack = sync != null && sync.mode() == Synchronizer.Mode.CONSUMED;
         if (ack) {
-            flags |= InvocationRecords.BROADCAST_ACK;
+            flags |= BroadcastRecordDescriptor.FLAG_ACK;
             if (context.ackRegion == null) {
                 context.ackRegion = transport.allocate(AckTarget.regionLength(threadCount()), RemoteAccess.WRITE);
                 context.ackTarget = new AckTarget(this, context.ackRegion, threadCount());
@@ -928,26 +926,15 @@ public final class FabricRuntime implements Fabric {
             context.broadcastEncoder = new CallEncoder(registry, "broadcast");
         }
         MemorySegment record = context.broadcastRecord;
-        long at = InvocationRecords.BROADCAST_HEADER;
-        record.set(ValueLayout.JAVA_INT_UNALIGNED, InvocationRecords.BROADCAST_ROOT, root);
-        record.set(ValueLayout.JAVA_INT_UNALIGNED, InvocationRecords.BROADCAST_FLAGS, flags);
-        record.set(ValueLayout.JAVA_LONG_UNALIGNED, InvocationRecords.BROADCAST_SEQUENCE, sequence);
+        BroadcastRecordDescriptor.writeHeader(record, root, flags, sequence);
+        long at = BroadcastRecordDescriptor.HEADER_LENGTH;
         if (ack) {
-            context.ackRegion.remote().encode(record, at);
-            at += RemoteRegion.ENCODED_LENGTH;
+            at = BroadcastRecordDescriptor.writeAck(record, at, context.ackRegion.remote());
         }
         if (readSource != null) {
-            readSource.encode(record, at);
-            record.set(ValueLayout.JAVA_LONG_UNALIGNED, at + RemoteRegion.ENCODED_LENGTH, regionOffset);
-            record.set(ValueLayout.JAVA_LONG_UNALIGNED, at + RemoteRegion.ENCODED_LENGTH + 8, length);
-            at += RemoteRegion.ENCODED_LENGTH + 16;
+            at = BroadcastRecordDescriptor.writeRead(record, at, readSource, regionOffset, length);
         } else if (regionIds != null) {
-            record.set(ValueLayout.JAVA_LONG_UNALIGNED, at, regionOffset);
-            record.set(ValueLayout.JAVA_LONG_UNALIGNED, at + 8, length);
-            for (int r = 0; r < size; r++) {
-                record.set(ValueLayout.JAVA_LONG_UNALIGNED, at + 16 + 8L * r, regionIds[r]);
-            }
-            at += 16 + 8L * size;
+            at = BroadcastRecordDescriptor.writeWritten(record, at, regionOffset, length, regionIds);
         }
         long room = record.byteSize() - at - (inline != null ? inline.byteSize() : 0);
         if (room <= 0) {

@@ -13,10 +13,7 @@ package io.fabricrpc.invocation;
  * CALL_BUFFER_READ     | source region (40) | offset (8) | length (8) | call record |
  *                        the receiver reads them one-sided from the caller's region
  * SHUTDOWN_SIGNAL      (empty) the sender's channel to this worker is closed: no call follows it
- * BROADCAST            | root (4) | span (4) | flags (4) | sequence (8) | [ack region (40)] |
- *                        [READ: source region (40) | offset (8) | length (8)] |
- *                        [WRITTEN: offset (8) | length (8) | region id per rank (8 x P)] |
- *                        self-contained call record (definition included) | [INLINE: buffer bytes] |
+ * BROADCAST            see {@link BroadcastRecordDescriptor}
  *
  * (callReturn travels over mailbox ports, not as a record: see ReturnCalls. Kind 5 is retired.)
  * Broadcast ack region (in the root thread's memory): one 8-byte word per worker thread of the job, each
@@ -31,17 +28,17 @@ public final class InvocationRecords {
     public static final int BROADCAST = 6;
     public static final int SHUTDOWN_SIGNAL = 7;
 
-    static final int BROADCAST_ACK = 1;
-    static final int BROADCAST_INLINE = 2;
-    static final int BROADCAST_READ = 4;
-    static final int BROADCAST_WRITTEN = 8;
+    // The broadcast record's flags and header: BroadcastRecordDescriptor defines them.
+    static final int BROADCAST_ACK = BroadcastRecordDescriptor.FLAG_ACK;
+    static final int BROADCAST_INLINE = BroadcastRecordDescriptor.FLAG_INLINE;
+    static final int BROADCAST_READ = BroadcastRecordDescriptor.FLAG_READ;
+    static final int BROADCAST_WRITTEN = BroadcastRecordDescriptor.FLAG_WRITTEN;
 
-    static final int BROADCAST_ROOT = 0;
-    static final int BROADCAST_SPAN = 4;
-    static final int BROADCAST_FLAGS = 8;
-    static final int BROADCAST_SEQUENCE = 12;
-    static final int BROADCAST_HEADER = 20;
-
+    static final int BROADCAST_ROOT = BroadcastRecordDescriptor.ROOT_OFFSET;
+    static final int BROADCAST_SPAN = BroadcastRecordDescriptor.SPAN_OFFSET;
+    static final int BROADCAST_FLAGS = BroadcastRecordDescriptor.FLAGS_OFFSET;
+    static final int BROADCAST_SEQUENCE = BroadcastRecordDescriptor.SEQUENCE_OFFSET;
+    static final int BROADCAST_HEADER = BroadcastRecordDescriptor.HEADER_LENGTH;
 
     private InvocationRecords() {
     }

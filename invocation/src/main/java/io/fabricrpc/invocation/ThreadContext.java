@@ -286,7 +286,7 @@ final class ThreadContext {
                 return -1;
             }
             MemorySegment.copy(source, offset, target, at, length);
-            target.set(java.lang.foreign.ValueLayout.JAVA_INT_UNALIGNED, at + InvocationRecords.BROADCAST_SPAN, span);
+            BroadcastRecordDescriptor.writeSpan(target, at, span);
             return length;
         }
     }

@@ -40,7 +40,7 @@ public final class ChannelViews {
 
     /** The process's transport: memory a view's channels can send from. */
     public Transport transport() {
-        return runtime.transportForViews();
+        return runtime.transport();
     }
 
     /** The process's one background agent: where a layer puts its timer work. */

@@ -14,14 +14,30 @@ import java.util.List;
  * Barriers and sum reductions over every worker thread of the job, built on calls and a broadcast: each worker
  * calls the coordinating worker (rank 0, index 0) with its generation and value, and once all P x T workers have
  * arrived at generation g the coordinator broadcasts (g, sum). Invariant: generation g is released only after every
- * worker arrived at g, so no worker passes g before all reached it. A worker's barrier state lives in its
- * {@link ThreadContext} and the coordinator's in its runtime; each is touched by its worker's thread only.
+ * worker arrived at g, so no worker passes g before all reached it. Each worker's barrier state, the coordinator's
+ * count included, lives in its {@link ThreadContext} ({@link Barriers}) and is touched by its worker's thread only.
  * The lambdas here are allowed in every registry (SerializationRegistry's fabric capturing class).
  */
 final class Collectives {
     static final ThreadId COORDINATOR = new ThreadId(0, 0);
 
     private Collectives() {
+    }
+
+    /** A worker's barriers: those it entered, the last one released to it, that one's sum; confined to its thread. */
+    static final class Barriers {
+        long generation;
+        long released;
+        long value;
+        /** Worker (0, 0)'s only: the count of the generation it gathers, made on first use. */
+        private Gathering gathering;
+
+        Gathering gathering() {
+            if (gathering == null) {
+                gathering = new Gathering();
+            }
+            return gathering;
+        }
     }
 
     /** The coordinator's count for the generation being gathered; confined to worker (0, 0)'s thread. */
@@ -42,7 +58,7 @@ final class Collectives {
             throw new IllegalStateException(what + " inside a call run by worker " + runtime.self()
                     + ": the worker could not run the calls that release it");
         }
-        long generation = ++context.barrierGeneration;
+        long generation = ++context.barriers.generation;
         int from = runtime.rank() * runtime.threadsPerProcess() + context.workerIndex;
         long deadline = System.nanoTime() + timeout.toNanos();
         int polls = 0;
@@ -51,10 +67,10 @@ final class Collectives {
         while (!runtime.callInView(0, COORDINATOR, arrival, null)) {
             polls = pause(runtime, context, generation, deadline, timeout, polls, what); // FAIL policy, buffers full
         }
-        while (context.barrierReleased < generation) {
+        while (context.barriers.released < generation) {
             polls = pause(runtime, context, generation, deadline, timeout, polls, what);
         }
-        return context.barrierValue;
+        return context.barriers.value;
     }
 
     /** Runs incoming calls (the release among them); every 256 rounds checks the peers and the deadline. */
@@ -83,10 +99,10 @@ final class Collectives {
     }
 
     private static String coordinatorView(FabricRuntime runtime, ThreadContext context) {
-        Gathering gathering = runtime.gathering();
-        if (runtime.rank() != 0 || context.workerIndex != 0 || gathering == null) {
+        if (runtime.rank() != 0 || context.workerIndex != 0) {
             return "waiting for the release from coordinator " + COORDINATOR;
         }
+        Gathering gathering = context.barriers.gathering();
         List<ThreadId> missing = new ArrayList<>();
         for (int w = 0; w < runtime.threadCount() && missing.size() < 16; w++) {
             if (!gathering.workers.get(w)) {
@@ -100,7 +116,7 @@ final class Collectives {
     /** At the coordinator: counts one worker's arrival, and releases the generation with the last one. */
     private static void arrive(long generation, long value, int from) {
         FabricRuntime runtime = FabricRuntime.current();
-        Gathering gathering = runtime.gathering();
+        Gathering gathering = runtime.threadContext().barriers.gathering(); // runs on worker (0, 0)
         if (generation != gathering.released + 1 || gathering.workers.get(from)) {
             throw new IllegalStateException("barrier arrival of worker " + from + " for generation " + generation
                     + ", but the coordinator gathers generation " + (gathering.released + 1) + (gathering.workers.get(from)
@@ -122,7 +138,7 @@ final class Collectives {
     /** On every worker, by the broadcast: the generation is complete. */
     private static void release(long generation, long sum) {
         ThreadContext context = FabricRuntime.current().threadContext();
-        context.barrierValue = sum;
-        context.barrierReleased = generation;
+        context.barriers.value = sum;
+        context.barriers.released = generation;
     }
 }

@@ -32,12 +32,12 @@ public final class FabricView implements Fabric {
     }
 
     private <T> T inView(Supplier<T> call) {
-        ThreadContext context = runtime.threadContext();
-        int previous = context.enterView(view);
+        Routes routes = runtime.threadContext().routes;
+        int previous = routes.enterView(view);
         try {
             return call.get();
         } finally {
-            context.enterView(previous);
+            routes.enterView(previous);
         }
     }
 
@@ -174,17 +174,17 @@ public final class FabricView implements Fabric {
     /** Sends what this thread's channels of this view hold. */
     @Override
     public void flush() {
-        runtime.flushView(view);
+        runtime.threadContext().routes.flushView(view);
     }
 
     /** Flushes this thread's channels of this view and sends each destination a shutdown signal. */
     void shutdownChannels() {
-        runtime.shutdownView(view);
+        runtime.threadContext().routes.shutdownView(view);
     }
 
     /** Bytes the calling thread's channels of this view hold locally. */
     long bufferedBytes() {
-        return runtime.bufferedBytes(view);
+        return runtime.threadContext().routes.bufferedBytes(view);
     }
 
     FabricRuntime runtime() {

@@ -46,13 +46,15 @@ final class TypedContextCalls<C> implements ContextCalls<C> {
     }
 
     @Override
+    @SuppressWarnings("unchecked")
     public <R> R callReturn(ThreadId dest, RemoteContextFunction<C, R> function) {
-        return runtime.callReturnInContext(dest, function);
+        return (R) runtime.callReturnOf(dest, function);
     }
 
     @Override
+    @SuppressWarnings("unchecked")
     public <R> CompletableFuture<R> callReturnAsync(ThreadId dest, RemoteContextFunction<C, R> function) {
-        return runtime.callReturnAsyncInContext(dest, function);
+        return (CompletableFuture<R>) runtime.callReturnAsyncOf(dest, function);
     }
 
     @Override

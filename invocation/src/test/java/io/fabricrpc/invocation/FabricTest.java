@@ -228,7 +228,7 @@ public abstract class FabricTest {
     private static Thread threadInTheSlotOf(Thread other, Runnable body) {
         while (true) {
             Thread thread = Thread.ofPlatform().unstarted(body);
-            if (((thread.threadId() - other.threadId()) % FabricRuntime.CONTEXT_SLOTS) == 0) {
+            if (((thread.threadId() - other.threadId()) % ThreadContexts.SLOTS) == 0) {
                 return thread;
             }
         }
@@ -811,8 +811,10 @@ public abstract class FabricTest {
             assertTrue(oversize.getMessage().contains("65536"), oversize.getMessage());
 
             // A call record naming a function id this link never defined (tag 5 = id 2, no definition).
-            assertTrue(((FabricRuntime) fabric).sendRawForTest(dest, InvocationRecords.CALL, new byte[] {4, 0}));
-            assertTrue(((FabricRuntime) fabric).sendRawForTest(dest, 29, new byte[] {1, 2, 3}));
+            ThreadContext context = ((FabricRuntime) fabric).threadContext();
+            int global = dest.globalIndex(fabric.threadsPerProcess());
+            assertTrue(OneSidedCalls.sendBytes(context, global, InvocationRecords.CALL, new byte[] {4, 0}));
+            assertTrue(OneSidedCalls.sendBytes(context, global, 29, new byte[] {1, 2, 3}));
 
             fabric.call(dest, (RemoteContextConsumer<Inbox>) box -> box.record(0, 0), null);
             Thread receiver = Thread.ofPlatform().start(() -> {

@@ -503,7 +503,7 @@ public final class Table2Benchmark implements Callable<Integer> {
                         + " most cMax x chunkSize = %d x %d B = **%d KiB** of chunks at the receiver (allocated %d at a"
                         + " time on demand), plus one %d KiB staging chunk at the sender.%n"
                         + "- `send`: no per-pair memory; each worker has a fixed 1 MiB queue the service thread routes"
-                        + " into (`FabricRuntime.SEND_QUEUE_BYTES`), behind the transport's per-endpoint message"
+                        + " into (`SendCalls.QUEUE_BYTES`), behind the transport's per-endpoint message"
                         + " queue.%n"
                         + "- `trad`, `ovfl`: each aggregation view has messengers of its own (the same bound again per"
                         + " sender and destination). `trad` "

@@ -121,7 +121,7 @@ final class Routes {
         if (at >= table.length) {
             table = Arrays.copyOf(table, (view + 1) * threads);
         }
-        table[at] = route;
+        table[at] = route; // plain: its calls run on this thread; flush elsewhere reads it racily (allChannels)
         return route;
     }
 

@@ -7,7 +7,7 @@ public final class ThreadNames {
 
     /**
      * A packed thread id as {@code rank/thread}: rank in the high half, thread index in the low 20 bits, and above
-     * them the number of the aggregation view the runtime sends through (FabricRuntime.VIEW_SHIFT), shown if not 0.
+     * them the number of the aggregation view the runtime sends through (Routes.VIEW_SHIFT), shown if not 0.
      */
     public static String of(long packed) {
         int low = (int) packed;

@@ -122,7 +122,7 @@ final class Broadcasts {
             flags |= BroadcastRecordDescriptor.FLAG_ACK;
             if (sender.ackRegion == null) {
                 sender.ackRegion = transport.allocate(AckTarget.regionLength(jobThreads()), RemoteAccess.WRITE);
-                sender.ackTarget = new AckTarget(runtime, sender.ackRegion, jobThreads());
+                sender.ackTarget = new AckTarget(runtime, sender.ackRegion, jobThreads(), root);
                 sender.ownAck = new CounterSlot.Writer(sender.ackRegion.segment(), AckTarget.slotOffset(root));
             }
         }
@@ -194,15 +194,34 @@ final class Broadcasts {
         }
     }
 
-    /** Sends a broadcast record to the children of {@code relative} in the tree rooted at worker {@code root}. */
+    /**
+     * Sends a broadcast record to the children of {@code relative} in the tree rooted at worker {@code root}. A child
+     * on a rank the job declared failed (or whose link refuses) is routed around: its own children get the record.
+     */
     void forward(int root, int relative, int span, MemorySegment record, long offset, long length) {
         ThreadContext context = contexts.context();
         int total = jobThreads();
         while (span > 1) {
             int half = (span + 1) / 2;
             int child = (root + relative + half) % total;
-            send(context, child, record, offset, length, span - half);
+            if (!sendUnlessGone(context, child, record, offset, length, span - half)) {
+                forward(root, relative + half, span - half, record, offset, length);
+            }
             span = half;
+        }
+    }
+
+    private boolean sendUnlessGone(ThreadContext context, int child, MemorySegment record, long offset, long length,
+                                   int span) {
+        int childRank = child / threads;
+        if (childRank != rank && runtime.isGone(childRank)) {
+            return false;
+        }
+        try {
+            send(context, child, record, offset, length, span);
+            return true;
+        } catch (io.fabricrpc.transport.PeerFailedException fenced) {
+            return false; // declared failed since the check, or its link broke: its subtree still gets the record
         }
     }
 

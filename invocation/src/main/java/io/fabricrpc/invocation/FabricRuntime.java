@@ -283,6 +283,7 @@ public final class FabricRuntime implements Fabric {
     ThreadContext threadContext() { return contexts.context(); }
     Link link(int destinationRank) { return parts.links().link(destinationRank); }
     void checkAlive(int destinationRank) { parts.links().checkAlive(destinationRank); }
+    boolean isGone(int rank) { return parts.links().isGone(rank); }
     void help() { parts.workers().help(); }
     boolean isClosed() { return closed; }
     void reportError(long sender, Throwable error) { parts.workers().report(sender, error); }

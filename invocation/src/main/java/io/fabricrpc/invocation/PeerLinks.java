@@ -43,6 +43,11 @@ final class PeerLinks {
         return link;
     }
 
+    /** True once the job declared {@code rank} failed or it left (a volatile read). */
+    boolean isGone(int rank) {
+        return !control.isAlive(rank);
+    }
+
     /** Throws if the job declared {@code destinationRank} failed or its link is broken. */
     void checkAlive(int destinationRank) {
         control.checkAlive(destinationRank);

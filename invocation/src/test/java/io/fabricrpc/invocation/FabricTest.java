@@ -631,6 +631,44 @@ public abstract class FabricTest {
         }
     }
 
+    /**
+     * With 4 workers the tree from worker 0 goes through rank 2 to reach rank 3. Once rank 2 is declared failed, a
+     * CONSUMED broadcast routes around it and completes: every live worker runs it, the fenced one does not.
+     */
+    @Test
+    void aBroadcastRoutesAroundARankDeclaredFailed() throws Exception {
+        Object[][] contexts = LocalJob.inboxes(4, 1);
+        AtomicLong finished = new AtomicLong();
+        try (LocalJob job = new LocalJob(fixture(), 4, 1, MessengerConfig.defaults())) {
+            job.runWorkers(contexts, (fabric, index) -> {
+                io.fabricrpc.fabric.ControlPlane plane = ((FabricRuntime) fabric).controlPlane();
+                switch (fabric.rank()) {
+                    case 2 -> { // stalled: heartbeats stop and it runs nothing until the others are done
+                        io.fabricrpc.fabric.FaultInjection.muteHeartbeats(plane);
+                        while (finished.get() == 0) {
+                            Thread.onSpinWait();
+                        }
+                    }
+                    case 0 -> {
+                        LocalJob.processUntil(fabric, () -> plane.failure(2) != null, "the verdict on rank 2");
+                        Synchronizer consumed = new Synchronizer(Synchronizer.Mode.CONSUMED);
+                        for (int round = 0; round < 3; round++) {
+                            fabric.broadcast(() -> ((Inbox) Fabric.currentContext()).broadcasts++, consumed);
+                        }
+                        consumed.await(Duration.ofSeconds(30));
+                        finished.set(1);
+                    }
+                    default -> LocalJob.processUntil(fabric, () -> finished.get() == 1, "rank 0's broadcasts");
+                }
+            });
+            assertEquals(3, ((Inbox) contexts[0][0]).broadcasts, "the root");
+            assertEquals(3, ((Inbox) contexts[1][0]).broadcasts, "rank 1");
+            assertEquals(0, ((Inbox) contexts[2][0]).broadcasts, "the rank declared failed");
+            assertEquals(3, ((Inbox) contexts[3][0]).broadcasts, "rank 3, below the failed rank in the tree");
+            assertThrows(RuntimeException.class, job.rank(2)::close);
+        }
+    }
+
     @Test
     void broadcastRunsOnEveryWorkerOfEveryProcessExactlyOnce() throws Exception {
         int processes = 2;

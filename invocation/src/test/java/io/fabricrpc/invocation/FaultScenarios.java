@@ -95,8 +95,12 @@ final class FaultScenarios {
                 print("READY");
                 long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(90);
                 Throwable end = null;
+                long sentAfterStall = 0;
                 try {
-                    for (long s = 0; System.nanoTime() < deadline; s++) {
+                    for (long s = 0, last = System.nanoTime(); System.nanoTime() < deadline; s++) {
+                        long t = System.nanoTime();
+                        sentAfterStall = t - last > 500_000_000L ? 0 : sentAfterStall + 1; // counts from the resume
+                        last = t;
                         fabric.call(new ThreadId(1, 0), FaultScenarioMain::ranFromStalled);
                         if ((s & 63) == 0) {
                             fabric.processCalls();
@@ -108,7 +112,7 @@ final class FaultScenarios {
                 } catch (Throwable e) {
                     end = e;
                 }
-                print("SELF_FENCED at=" + now() + " error=" + describe(end));
+                print("SELF_FENCED at=" + now() + " sent_after_resume=" + sentAfterStall + " error=" + describe(end));
                 String pendingOutcome = outcome(pending, 10);
                 String call = outcome(() -> fabric.call(new ThreadId(0, 0), () -> { }));
                 String callReturn = outcome(() -> fabric.callReturn(new ThreadId(1, 0), () -> 1));
@@ -219,8 +223,11 @@ final class FaultScenarios {
                 streamed.incrementAndGet();
             }
         });
-        waitFor(() -> oneway.get() >= 2000 && streamed.get() >= 3, 60_000);
+        waitFor(() -> oneway.get() >= 500 && streamed.get() >= 2, 60_000);
         print("STREAMING oneway=" + oneway.get() + " streamed=" + streamed.get());
+        if (waitFor(() -> oneway.get() >= 5000, 60_000)) { // the test may kill this rank before
+            print("STREAMED oneway=" + oneway.get() + " streamed=" + streamed.get());
+        }
         a.join();
         b.join();
     }

@@ -3,7 +3,6 @@ package io.fabricrpc.transport.shm;
 import io.fabricrpc.fabric.LocalLauncher;
 import io.fabricrpc.invocation.FaultInjectionCrossProcessTest;
 import io.fabricrpc.transport.TransportFixture;
-import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Disabled;
 import org.junit.jupiter.api.Test;
 
@@ -12,7 +11,6 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.time.Instant;
-import java.util.Comparator;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.TimeUnit;
@@ -28,7 +26,6 @@ class ShmFaultInjectionCrossProcessTest extends FaultInjectionCrossProcessTest {
     /** The chunk size of the truncate scenario: its chunk files are the only ones of this length. */
     private static final long CHUNK_FILE_BYTES = SegmentHeaderDescriptor.HEADER_LENGTH + 12288;
 
-    private Path base;
     private boolean mounted;
 
     @Override
@@ -42,24 +39,14 @@ class ShmFaultInjectionCrossProcessTest extends FaultInjectionCrossProcessTest {
         return p.waitFor(30, TimeUnit.SECONDS) ? p.exitValue() : -1;
     }
 
-    /** A private shm.dir, so the files of this job alone are found (and truncated). */
-    private Path privateBase() throws IOException {
-        Path shm = Path.of("/dev/shm");
-        base = Files.isDirectory(shm) ? Files.createTempDirectory(shm, "fabricrpc-faults-")
-                : Files.createTempDirectory("fabricrpc-faults-");
-        return base;
-    }
-
-    @AfterEach
-    void removeBase() throws Exception {
-        if (base == null) {
-            return;
-        }
+    @Override
+    protected void unmount(Path directory) {
         if (mounted) {
-            run("umount", "-l", base.toString());
-        }
-        try (Stream<Path> files = Files.walk(base)) {
-            files.sorted(Comparator.reverseOrder()).forEach(f -> f.toFile().delete());
+            try {
+                run("umount", "-l", directory.toString());
+            } catch (Exception e) {
+                throw new AssertionError("umount " + directory, e);
+            }
         }
     }
 

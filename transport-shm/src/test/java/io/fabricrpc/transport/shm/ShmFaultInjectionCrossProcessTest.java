@@ -136,7 +136,17 @@ class ShmFaultInjectionCrossProcessTest extends FaultInjectionCrossProcessTest {
             assertTrue(severe < 20, severe + " SEVERE lines: the fault is reported, not logged at every poll");
             // The peer: its link to the owner fails, its process lives on.
             assertTrue(part(peer, "sender").startsWith("PeerFailedException") && peer.contains("cut short"), peer);
-            assertEquals("alive", part(peer, "peer"), "a file fault is the link's failure, not a verdict: " + peer);
+        }
+    }
+
+    @Test
+    @Disabled("a process whose own endpoint file is gone fails its links but stays a member: FabricRuntime hears no"
+            + " transport fault, so it neither stops serving nor leaves the job as failed (its control plane should"
+            + " abort, making the coordinator's verdict reach every peer); FabricRuntime is being rewritten")
+    void aProcessWhoseOwnEndpointFileIsGoneFailsForTheWholeJob() throws Exception {
+        try (LocalLauncher job = truncateWhileCalling("ep", f -> true)) {
+            assertEquals("failed", part(latestStatus(job, 1), "peer"), "the job's verdict on rank 0");
+            assertTrue(part(latestStatus(job, 0), "error").contains("cut short"), "its error listener hears why");
         }
     }
 

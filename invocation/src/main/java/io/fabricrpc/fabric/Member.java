@@ -426,7 +426,11 @@ final class Member implements ControlPlane.Role {
         public void exceptionCaught(ChannelHandlerContext ctx, Throwable cause) {
             LOG.debug("{}: error on the control connection to {}", me(), coordinator, cause);
             if (state == State.RUNNING && !closing) {
-                coordinatorLost("control connection error to " + coordinator + ": " + cause, false);
+                // A reset (a killed coordinator) is worded as channelInactive words a close: the same job failure,
+                // which every survivor reports alike; the cause is in the debug line above.
+                coordinatorLost(cause instanceof java.io.IOException ? "control connection to the coordinator at "
+                    + coordinator + " closed (coordinator exited or crashed)"
+                    : "control connection error to the coordinator at " + coordinator + ": " + cause, false);
             } else if (joinResult != null && !joinResult.isDone()) {
                 failJoin(new ControlPlaneException(me() + ": control connection error to " + coordinator + ": "
                     + cause, cause));

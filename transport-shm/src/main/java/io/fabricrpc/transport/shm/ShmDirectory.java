@@ -96,6 +96,15 @@ final class ShmDirectory {
         return path;
     }
 
+    /** True if {@code file} exists with fewer than {@code bytes}: cut short under a mapping of that length. */
+    static boolean isShorterThan(Path file, long bytes) {
+        try {
+            return java.nio.file.Files.size(file) < bytes;
+        } catch (java.io.IOException e) {
+            return false; // removed (a close, or a dead owner): liveness tells those apart
+        }
+    }
+
     Path endpointFile(long endpointId) {
         return path.resolve("ep-" + Long.toHexString(endpointId) + ".shm");
     }

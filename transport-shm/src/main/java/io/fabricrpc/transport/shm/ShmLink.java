@@ -203,11 +203,45 @@ final class ShmLink implements Link {
             throw new PeerFailedException(peerName(), "this endpoint (" + Long.toHexString(transport.endpointId())
                     + ") is closed");
         }
+        String own = transport.ownFault();
+        if (own != null) {
+            throw new PeerFailedException(peerName(), own);
+        }
     }
 
     @Override
     public boolean isAlive() {
-        return failure == null && !transport.isClosed();
+        return failure == null && !transport.isClosed() && transport.ownFault() == null;
+    }
+
+    /**
+     * After a fault in shared memory: fails this link if the peer's endpoint file or a mapped region file is short.
+     * True if this link failed for it (now or before).
+     */
+    boolean checkFiles(Throwable fault) {
+        if (loopback) {
+            return false;
+        }
+        if (failure != null) {
+            return failure.contains("cut short");
+        }
+        ShmDirectory directory = transport.directory();
+        Path endpoint = directory.endpointFile(peerId);
+        if (ShmDirectory.isShorterThan(endpoint, EndpointSegmentDescriptor.fileLength(transport.ringCapacity()))) {
+            casFailure("its endpoint file " + endpoint + " was cut short under the mapping (truncated?): " + fault);
+        }
+        regions.forEach((regionId, data) -> {
+            Path file = directory.regionFile(peerId, regionId);
+            if (ShmDirectory.isShorterThan(file, SegmentHeaderDescriptor.HEADER_LENGTH + data.byteSize())) {
+                casFailure("its region file " + file + " was cut short under the mapping (truncated?): " + fault);
+            }
+        });
+        String reason = failure;
+        if (reason == null || !reason.contains("cut short")) {
+            return false;
+        }
+        System.getLogger("fabricrpc.shm").log(System.Logger.Level.ERROR, "link " + this + " failed: " + reason);
+        return true;
     }
 
     String peerName() {

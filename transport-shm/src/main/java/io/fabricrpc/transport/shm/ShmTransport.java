@@ -59,6 +59,18 @@ public final class ShmTransport implements Transport {
     private final java.util.Set<ShmLocalRegion> regions = ConcurrentHashMap.newKeySet();
     private final Thread liveness;
     private volatile boolean closed;
+    /** Why this endpoint's own file can no longer be used (cut short under it); set once, by CAS. */
+    private volatile String ownFault;
+    private static final java.lang.invoke.VarHandle OWN_FAULT;
+
+    static {
+        try {
+            OWN_FAULT = java.lang.invoke.MethodHandles.lookup().findVarHandle(ShmTransport.class, "ownFault",
+                    String.class);
+        } catch (ReflectiveOperationException e) {
+            throw new ExceptionInInitializerError(e);
+        }
+    }
 
     private MessageHandler currentHandler;
     /** The poller's last sender, so a stream of messages from one peer needs no map lookup (poller thread only). */
@@ -239,12 +251,45 @@ public final class ShmTransport implements Transport {
     @Override
     public int pollMessages(MessageHandler handler, int limit) {
         checkOpen("pollMessages");
+        if (ownFault != null) {
+            return 0; // the ring is gone with the file: reported once, and every link of this endpoint failed
+        }
         currentHandler = handler;
         try {
             return incoming.read(ringReader, limit);
+        } catch (InternalError e) { // what a fault in a mapping becomes
+            if (faulted(e) && ownFault != null) {
+                return 0;
+            }
+            throw e;
         } finally {
             currentHandler = null;
         }
+    }
+
+    /** Why this endpoint's own file is unusable, or null: every link of it fails with this reason. */
+    String ownFault() {
+        return ownFault;
+    }
+
+    /**
+     * A thread touching shared memory caught {@code fault} (a file cut short under its mapping turns into
+     * InternalError): finds the files cut short and fails what they carry, this endpoint's own file failing every
+     * link. True if it found one (each reported once), false if the fault is not explained by a short file.
+     */
+    boolean faulted(Throwable fault) {
+        Path own = directory.endpointFile(endpointId);
+        if (ownFault == null && ShmDirectory.isShorterThan(own, EndpointSegmentDescriptor.fileLength(ringCapacity))
+                && OWN_FAULT.compareAndSet(this, null, "this endpoint's own file " + own + " was cut short under its "
+                        + "mapping (truncated?): " + fault)) {
+            System.getLogger("fabricrpc.shm").log(System.Logger.Level.ERROR, ownFault + "; every link of endpoint "
+                    + Long.toHexString(endpointId) + " fails", fault);
+        }
+        boolean found = ownFault != null;
+        for (ShmLink link : links.values()) {
+            found |= link.checkFiles(fault);
+        }
+        return found;
     }
 
     private void deliver(int type, org.agrona.MutableDirectBuffer buffer, int index, int length) {
@@ -282,14 +327,22 @@ public final class ShmTransport implements Transport {
         while (!closed) {
             long now = System.currentTimeMillis();
             try {
-                SegmentHeaderDescriptor.beat(endpointFile, now);
+                if (ownFault == null) {
+                    SegmentHeaderDescriptor.beat(endpointFile, now);
+                }
                 for (ShmLink link : links.values()) {
                     link.checkPeer(now, peerTimeoutMillis);
                 }
             } catch (Throwable e) {
                 // A fault here (a truncated endpoint file turns into InternalError) must not end the heartbeat and
-                // peer checks silently: reported, at most once every 10 s, and the loop goes on.
-                if (now - lastReport >= 10_000) {
+                // peer checks silently: the file cut short fails its link (or every link), and the loop goes on.
+                boolean attributed;
+                try {
+                    attributed = faulted(e);
+                } catch (Throwable again) {
+                    attributed = false;
+                }
+                if (!attributed && now - lastReport >= 10_000) { // reported, at most once every 10 s
                     lastReport = now;
                     System.getLogger("fabricrpc.shm").log(System.Logger.Level.ERROR, "shm liveness of endpoint "
                             + Long.toHexString(endpointId) + " failed: " + e, e);

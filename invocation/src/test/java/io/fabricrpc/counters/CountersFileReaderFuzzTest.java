@@ -26,9 +26,12 @@ class CountersFileReaderFuzzTest {
 
     static {
         try {
-            Path dir = Files.createTempDirectory("counters-fuzz");
+            Path shm = Path.of("/dev/shm"); // memory-backed where there is one: each input is a file write and read
+            Path dir = Files.isDirectory(shm) && Files.isWritable(shm) ? Files.createTempDirectory(shm, "counters-fuzz")
+                    : Files.createTempDirectory("counters-fuzz");
             dir.toFile().deleteOnExit();
             FILE = dir.resolve("fuzz.counters");
+            FILE.toFile().deleteOnExit(); // before the directory: deleted in reverse order
         } catch (IOException e) {
             throw new UncheckedIOException(e);
         }

@@ -28,7 +28,8 @@ import static io.fabricrpc.transport.rdma.firehose.FirehoseMessages.*;
  * side. Even: a {@link FirehoseServer} serves the rest as a sequence of MOVE_REQUESTs (pins through a counting
  * registrar); documented outcome: each gets one reply of a known status whose region, when OK, is a bucket inside the
  * exposed segment; never an exception. Odd: {@link RemoteFirehoses#acquire} gets the rest as the reply to its move
- * request (the request id patched in); documented outcome: a mapping or a {@link FirehoseException}.
+ * request (the request id patched in); documented outcome: a mapping or a {@link FirehoseException} other than a
+ * timeout (every request is answered).
  */
 @ExtendWith(ClassVersionShim.class)
 class FirehoseMessagesFuzzTest {
@@ -151,6 +152,10 @@ class FirehoseMessagesFuzzTest {
             firehoses.release(mapping);
         } catch (Throwable e) {
             FuzzSupport.expectDocumented(e, DOCUMENTED, reply.length + 1);
+            if (e.getMessage() != null && e.getMessage().contains("timed out")) {
+                // Every request was answered with a whole reply: waiting out the timeout is a mis-decoded reply.
+                throw new AssertionError("a delivered reply of " + reply.length + " bytes was waited out: " + e, e);
+            }
         }
     }
 

@@ -15,8 +15,11 @@ import java.util.List;
  * {@code @Timeout}, which Jazzer also passes to libFuzzer as {@code -timeout} when fuzzing.
  */
 public final class FuzzSupport {
-    /** Per-input bound, in seconds, on every target (regression mode: JUnit's timeout; fuzzing: libFuzzer's). */
-    public static final int TIMEOUT_SECONDS = 5;
+    /**
+     * Per-input bound, in seconds, on every target (regression mode: JUnit's timeout; fuzzing: libFuzzer's). Inputs
+     * decode in well under a second; a 5 s bound reported a pause of a loaded 2-core machine as a hang.
+     */
+    public static final int TIMEOUT_SECONDS = 10;
     /**
      * Bound of a fuzzing run ({@code JAZZER_FUZZ=1}); scripts/fuzz.sh ends it earlier by an execution count. Jazzer
      * appends it after the libFuzzer arguments given as system properties, so it cannot be lowered from there.

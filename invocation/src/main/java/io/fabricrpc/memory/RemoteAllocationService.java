@@ -131,7 +131,12 @@ public final class RemoteAllocationService implements AutoCloseable {
             request.set(ValueLayout.JAVA_LONG_UNALIGNED, ALLOC_BYTES, bytes);
             request.set(ValueLayout.JAVA_INT_UNALIGNED, ALLOC_ACCESS, access.ordinal());
         });
-        return RemoteRegion.decode(reply, REPLY_REGION);
+        try {
+            return RemoteRegion.decode(reply, REPLY_REGION);
+        } catch (IllegalArgumentException e) {
+            throw new RemoteAllocationException(what + ": malformed reply from endpoint "
+                    + Long.toHexString(peer.peerId()) + ": " + e.getMessage());
+        }
     }
 
     /**
@@ -186,6 +191,10 @@ public final class RemoteAllocationService implements AutoCloseable {
     }
 
     private void onReply(Link from, int type, MemorySegment payload) {
+        if (payload.byteSize() < REQUEST_ID + Long.BYTES) {
+            throw new RemoteAllocationException("malformed reply of " + payload.byteSize() + " bytes (type 0x"
+                    + Integer.toHexString(type) + ") from endpoint " + Long.toHexString(from.peerId()));
+        }
         service.complete(payload.get(ValueLayout.JAVA_LONG_UNALIGNED, REQUEST_ID), payload);
     }
 

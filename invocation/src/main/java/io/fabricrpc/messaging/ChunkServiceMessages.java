@@ -2,6 +2,9 @@ package io.fabricrpc.messaging;
 
 import io.fabricrpc.transport.RemoteRegion;
 
+import java.lang.foreign.MemorySegment;
+import java.lang.foreign.ValueLayout;
+
 /**
  * The no-setup service call through which a sending thread obtains chunks in the receiving process (Seriema
  * §4.4.1): the service thread there allocates them and files them under (sender, destination thread), where
@@ -55,6 +58,58 @@ final class ChunkServiceMessages {
 
     static int replyLength(int count) {
         return REP_REGIONS + count * RemoteRegion.ENCODED_LENGTH;
+    }
+
+    /**
+     * Whether a CHUNK_REQUEST can be served: its length, count, chunk size and notification handle are in range
+     * (the serving node adds what depends on its state).
+     */
+    static boolean wellFormedRequest(MemorySegment request) {
+        if (request.byteSize() != REQUEST_LENGTH) {
+            return false;
+        }
+        int count = request.get(ValueLayout.JAVA_INT_UNALIGNED, REQ_COUNT);
+        int chunkSize = request.get(ValueLayout.JAVA_INT_UNALIGNED, REQ_CHUNK_SIZE);
+        if (count < 1 || count > MAX_CHUNKS_PER_REQUEST || chunkSize < ChunkLayout.MIN_CHUNK_SIZE
+                || chunkSize > ChunkLayout.MAX_CHUNK_SIZE || chunkSize % 64 != 0) {
+            return false;
+        }
+        try {
+            RemoteRegion.decode(request, REQ_NOTIFY_REGION);
+            return true;
+        } catch (IllegalArgumentException e) {
+            return false; // a corrupt access field
+        }
+    }
+
+    /** The status of a CHUNK_REPLY; a reply too short to hold one is a {@link MessagingException} naming its size. */
+    static int replyStatus(MemorySegment reply) {
+        if (reply.byteSize() < REP_REGIONS) {
+            throw new MessagingException("malformed chunk reply of " + reply.byteSize() + " bytes, at least "
+                    + REP_REGIONS + " expected");
+        }
+        return reply.get(ValueLayout.JAVA_INT_UNALIGNED, REP_STATUS);
+    }
+
+    /**
+     * The chunks a CHUNK_REPLY with status OK grants for a request of {@code requested}; a count outside
+     * [1, requested], a length that does not match it or a corrupt handle is a {@link MessagingException}.
+     */
+    static RemoteRegion[] replyChunks(MemorySegment reply, int requested) {
+        int granted = reply.byteSize() >= REP_REGIONS ? reply.get(ValueLayout.JAVA_INT_UNALIGNED, REP_COUNT) : -1;
+        if (granted < 1 || granted > requested || reply.byteSize() != replyLength(granted)) {
+            throw new MessagingException("malformed chunk reply: " + granted + " chunks in " + reply.byteSize()
+                    + " bytes for a request of " + requested);
+        }
+        RemoteRegion[] chunks = new RemoteRegion[granted];
+        for (int i = 0; i < granted; i++) {
+            try {
+                chunks[i] = RemoteRegion.decode(reply, REP_REGIONS + (long) i * RemoteRegion.ENCODED_LENGTH);
+            } catch (IllegalArgumentException e) {
+                throw new MessagingException("malformed chunk reply: chunk " + i + ": " + e.getMessage());
+            }
+        }
+        return chunks;
     }
 
     static String status(int status) {

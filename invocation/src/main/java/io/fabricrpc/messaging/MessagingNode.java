@@ -190,18 +190,13 @@ public final class MessagingNode implements AutoCloseable {
         byte[] reply = service.await(requestId, link, timeout.toNanos(),
                 "a request for " + count + " chunks for thread " + ThreadNames.of(destination));
         MemorySegment segment = MemorySegment.ofArray(reply);
-        int status = segment.get(ValueLayout.JAVA_INT_UNALIGNED, ChunkServiceMessages.REP_STATUS);
+        int status = ChunkServiceMessages.replyStatus(segment);
         if (status != ChunkServiceMessages.STATUS_OK) {
             throw new MessagingException("endpoint " + Long.toHexString(link.peerId()) + " refused " + count
                     + " chunks of " + chunkSize + " bytes from thread " + ThreadNames.of(sender) + " for thread "
                     + ThreadNames.of(destination) + ": " + ChunkServiceMessages.status(status));
         }
-        int granted = segment.get(ValueLayout.JAVA_INT_UNALIGNED, ChunkServiceMessages.REP_COUNT);
-        RemoteRegion[] chunks = new RemoteRegion[granted];
-        for (int i = 0; i < granted; i++) {
-            chunks[i] = RemoteRegion.decode(segment, ChunkServiceMessages.REP_REGIONS + (long) i * RemoteRegion.ENCODED_LENGTH);
-        }
-        return chunks;
+        return ChunkServiceMessages.replyChunks(segment, count);
     }
 
     /** Runs on the service thread: allocates chunks in this process and files them for the destination thread. */
@@ -209,7 +204,7 @@ public final class MessagingNode implements AutoCloseable {
         long requestId = request.byteSize() >= 8 ? request.get(ValueLayout.JAVA_LONG_UNALIGNED, ChunkServiceMessages.REQ_ID) : -1;
         int status = ChunkServiceMessages.STATUS_OK;
         List<LocalRegion> chunks = new ArrayList<>();
-        if (request.byteSize() != ChunkServiceMessages.REQUEST_LENGTH) {
+        if (!ChunkServiceMessages.wellFormedRequest(request)) { // before allocating: a corrupt one leaked chunks
             status = ChunkServiceMessages.STATUS_MALFORMED;
         } else {
             long sender = request.get(ValueLayout.JAVA_LONG_UNALIGNED, ChunkServiceMessages.REQ_SENDER);

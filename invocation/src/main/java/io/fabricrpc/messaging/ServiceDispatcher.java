@@ -78,7 +78,8 @@ public final class ServiceDispatcher implements AutoCloseable {
         }
     }
 
-    private void dispatch(Link from, int type, MemorySegment payload) {
+    /** Delivers one message to its type's handler, as the service thread does (fabric-free harnesses call it). */
+    public void dispatch(Link from, int type, MemorySegment payload) {
         MessageHandler handler = handlers.get(type);
         if (handler == null) {
             errorListener.accept(new MessagingException("service message of unknown type 0x"

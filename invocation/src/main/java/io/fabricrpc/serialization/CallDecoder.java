@@ -238,7 +238,13 @@ public final class CallDecoder {
         try {
             input.bind(segment, start, recordEnd);
             for (; i < function.objectCount; i++) {
-                objects[i] = kryo.readClassAndObject(input);
+                Object read = kryo.readClassAndObject(input);
+                objects[i] = read;
+                if (!function.accepts(i, read)) {
+                    // A forged definition or record: the generated invoker's cast would throw ClassCastException.
+                    throw new IllegalArgumentException("it is " + (read == null ? "null" : "a " + read.getClass()
+                            .getName()) + ", but the function takes " + function.objectTypes[i].getName());
+                }
             }
         } catch (RuntimeException e) {
             Arrays.fill(objects, 0, function.objectCount, null);

@@ -176,14 +176,17 @@ final class FunctionLinker {
         long[] primitiveOffsets = CallRecordDescriptor.primitiveOffsets(captures);
         int objectCount = 0;
         int[] objectIndex = new int[n];
+        Class<?>[] objectTypes = new Class<?>[n];
         for (int i = 0; i < n; i++) {
             if (!captures[i].isPrimitive()) {
+                objectTypes[objectCount] = impl.type().parameterType(i);
                 objectIndex[i] = objectCount++;
             }
         }
         CaptureCode.Invoker invoker = CaptureCode.invoker(h, captures, primitiveOffsets, objectIndex,
                 shape.argumentCount());
         return new ReceiverFunction(shape, invoker, (int) primitiveOffsets[n], objectCount, name,
-                contextType != null && contextType.isPrimitive() ? null : contextType);
+                contextType != null && contextType.isPrimitive() ? null : contextType,
+                java.util.Arrays.copyOf(objectTypes, objectCount));
     }
 }

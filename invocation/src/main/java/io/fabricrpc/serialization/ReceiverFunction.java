@@ -24,9 +24,11 @@ final class ReceiverFunction {
     final int objectCount;
     /** {@code capturingClass.implMethodName} for messages. */
     final String name;
+    /** What the implementation takes each object capture as: the decoder checks what it read against it. */
+    final Class<?>[] objectTypes;
 
     ReceiverFunction(FunctionShape shape, CaptureCode.Invoker invoker, int primitiveBytes, int objectCount, String name,
-                     Class<?> contextType) {
+                     Class<?> contextType, Class<?>[] objectTypes) {
         this.shape = shape;
         this.takesContext = shape.takesContext();
         this.contextType = contextType;
@@ -34,5 +36,16 @@ final class ReceiverFunction {
         this.primitiveBytes = primitiveBytes;
         this.objectCount = objectCount;
         this.name = name;
+        this.objectTypes = objectTypes;
+    }
+
+    /** Whether object capture {@code i} may be {@code value}: what the invoker's cast (or unboxing) accepts. */
+    boolean accepts(int i, Object value) {
+        Class<?> type = objectTypes[i];
+        if (value == null) {
+            return !type.isPrimitive();
+        }
+        return type.isPrimitive() ? MethodType.methodType(type).wrap().returnType() == value.getClass()
+                : type.isInstance(value);
     }
 }

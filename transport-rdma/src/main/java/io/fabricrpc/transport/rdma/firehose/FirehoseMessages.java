@@ -58,6 +58,9 @@ public final class FirehoseMessages {
     /** The request was shorter than {@link #REQUEST_LENGTH}. */
     public static final int STATUS_MALFORMED = 7;
 
+    /** Never sent: the requester's verdict on a reply it cannot decode (negative status, corrupt region handle). */
+    public static final int STATUS_MALFORMED_REPLY = 8;
+
     private FirehoseMessages() {
     }
 
@@ -71,6 +74,7 @@ public final class FirehoseMessages {
             case STATUS_NOT_HELD -> "old bucket not held";
             case STATUS_FAILED -> "registration failed";
             case STATUS_MALFORMED -> "malformed request";
+            case STATUS_MALFORMED_REPLY -> "malformed reply";
             default -> "unknown status " + status;
         };
     }

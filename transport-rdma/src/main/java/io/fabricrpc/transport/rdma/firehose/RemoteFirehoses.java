@@ -92,6 +92,8 @@ public final class RemoteFirehoses {
     private static final class Pending {
         volatile int status = -1; // written last by onMessage: publishes region
         RemoteRegion region;
+        /** Why the reply could not be decoded (then status is STATUS_MALFORMED_REPLY). */
+        String malformed;
     }
 
     private final int firehosesPerPeer;
@@ -307,8 +309,16 @@ public final class RemoteFirehoses {
             return true; // its requester gave up (timeout); it already freed the slot
         }
         int status = payload.get(INT, REP_STATUS_OFFSET);
-        if (status == STATUS_OK) {
-            p.region = RemoteRegion.decode(payload, REP_REGION_OFFSET);
+        if (status < 0) { // the requester waits while status < 0: it must not take this as "no reply yet"
+            p.malformed = "status " + status;
+            status = STATUS_MALFORMED_REPLY;
+        } else if (status == STATUS_OK) {
+            try {
+                p.region = RemoteRegion.decode(payload, REP_REGION_OFFSET);
+            } catch (IllegalArgumentException e) {
+                p.malformed = e.getMessage();
+                status = STATUS_MALFORMED_REPLY;
+            }
         }
         p.status = status; // volatile: publishes region to the requester
         return true;
@@ -377,7 +387,8 @@ public final class RemoteFirehoses {
             }
             if (p.status != STATUS_BUSY) {
                 throw new FirehoseException("endpoint " + Long.toHexString(peer.peerId()) + " refused to map bucket "
-                        + bucket + " (offset " + (bucket << shift) + "): " + statusName(p.status));
+                        + bucket + " (offset " + (bucket << shift) + "): " + statusName(p.status)
+                        + (p.malformed != null ? ": " + p.malformed : ""));
             }
             busyRetries.incrementAndGet();
             checkDeadline(peer, deadline, bucket, "room in the peer's cache");

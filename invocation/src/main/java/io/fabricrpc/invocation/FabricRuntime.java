@@ -14,6 +14,7 @@ import io.fabricrpc.fabric.ControlPlaneListener;
 import io.fabricrpc.fabric.Membership;
 import io.fabricrpc.fabric.PeerFailedException;
 import io.fabricrpc.fabric.ThreadId;
+import io.fabricrpc.mailbox.Port;
 import io.fabricrpc.memory.RemoteAllocationService;
 import io.fabricrpc.messaging.ChunkLayout;
 import io.fabricrpc.messaging.FullPolicy;
@@ -468,6 +469,7 @@ public final class FabricRuntime implements Fabric {
 
     /** Lets a waiting worker run its incoming calls (avoids deadlock between workers calling each other). */
     void help() {
+        Port.advanceSuspended(); // acks reply fragments of this thread's own calls waiting below this wait
         ThreadContext context = existingContext();
         if (context != null) {
             context.publishDeferredFlags(); // the awaited call may be the one whose flag waits

@@ -12,6 +12,7 @@ import io.fabricrpc.transport.TransportFixture;
 import org.junit.jupiter.api.Test;
 
 import java.lang.foreign.MemorySegment;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
@@ -19,6 +20,7 @@ import java.util.Map;
 import java.util.Random;
 import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.AtomicReference;
 import java.util.concurrent.atomic.AtomicReferenceArray;
@@ -210,6 +212,60 @@ public abstract class MailboxCallsTest {
             assertEquals(300, answered);
             assertEquals(7L, (long) fabric.callReturn(dest, () -> 7L), "the worker survived every junk packet");
             assertTrue(reported.size() >= 300, "each junk call is reported where it ran: " + reported.size());
+        }
+    }
+
+    /** Both nested calls of the test below are running when this reaches zero. */
+    static volatile CountDownLatch bothServing;
+
+    static long[] resultWhileBothServe(int caller) {
+        bothServing.countDown();
+        try {
+            assertTrue(bothServing.await(20, TimeUnit.SECONDS), "the other worker never served our call");
+        } catch (InterruptedException e) {
+            throw new AssertionError(e);
+        }
+        long[] result = new long[8192]; // 64 KiB: 65 fragments of a 1 KiB packet
+        for (int i = 0; i < result.length; i++) {
+            result[i] = caller * 1_000_000L + i;
+        }
+        return result;
+    }
+
+    @Test
+    void twoWorkersCallingEachOtherStreamResultsFromTheirNestedServes() throws Exception {
+        // Each worker waits in its callReturn, serves the other's call meanwhile (both at once, by the latch) and
+        // streams a many-packet result to the other, whose fragments only the other's outer wait used to take.
+        bothServing = new CountDownLatch(2);
+        try (LocalJob job = new LocalJob(fixture(), 2, 1, MessengerConfig.defaults(),
+                config -> config.withCallTimeout(Duration.ofSeconds(5)))) {
+            long started = System.nanoTime();
+            AtomicReference<Throwable> failure = new AtomicReference<>();
+            List<Thread> workers = new ArrayList<>();
+            for (int r = 0; r < 2; r++) {
+                Fabric fabric = job.rank(r);
+                int rank = r;
+                workers.add(Thread.ofPlatform().daemon().name("worker-" + rank + ".0").start(() -> {
+                    try {
+                        fabric.attach(0, null);
+                        long[] result = fabric.callReturn(new ThreadId(1 - rank, 0), () -> resultWhileBothServe(rank));
+                        assertEquals(8192, result.length);
+                        for (int i = 0; i < result.length; i++) {
+                            assertEquals(rank * 1_000_000L + i, result[i], "element " + i + " of rank " + rank);
+                        }
+                    } catch (Throwable t) {
+                        failure.compareAndSet(null, t);
+                    }
+                }));
+            }
+            for (Thread worker : workers) {
+                worker.join(30_000); // bounds the test even if the timeouts fail to end a stall
+                assertTrue(!worker.isAlive(), worker.getName() + " still in its callReturn after 30 s");
+            }
+            assertNull(failure.get(), () -> "a worker failed: " + failure.get());
+            long millis = (System.nanoTime() - started) / 1_000_000;
+            assertTrue(millis < 5_000, "both calls took " + millis + " ms: within the 5 s timeout, no stall");
+            assertEquals(0, bothServing.getCount());
         }
     }
 }

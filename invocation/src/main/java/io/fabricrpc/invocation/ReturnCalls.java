@@ -5,8 +5,10 @@ import io.fabricrpc.fabric.ThreadId;
 import io.fabricrpc.mailbox.MailboxClient;
 import io.fabricrpc.mailbox.MailboxServer;
 import io.fabricrpc.mailbox.MailboxTimeoutException;
+import io.fabricrpc.mailbox.PacketReader;
 import io.fabricrpc.mailbox.Port;
 import io.fabricrpc.messaging.MessagingException;
+import io.fabricrpc.messaging.RecordChannel;
 import io.fabricrpc.serialization.CallEncoder;
 import io.fabricrpc.serialization.ResultCodec;
 import io.fabricrpc.serialization.SerializationRegistry;
@@ -58,17 +60,25 @@ final class ReturnCalls implements MailboxClient.ReplyCollector {
         this.codecs = ThreadLocal.withInitial(() -> new ResultCodec(registry));
     }
 
-    /** Per caller thread: encoders per destination, the request buffer, and calls whose definitions are in flight. */
+    /**
+     * Per caller thread: encoders per destination, the request buffer, calls whose definitions are in flight, and
+     * what a call in progress reuses so it allocates nothing: its reply reader and messenger order.
+     */
     static final class CallerState {
         final CallEncoder[] encoders;
         final Object[] defining;
+        final PacketReader reader;
         CallEncoder selfContained;
         LocalRegion request;
         Object value;
+        /** The messenger channel this call must follow (0: none) and the records sent on it before the call. */
+        long orderChannel;
+        long orderBefore;
 
-        CallerState(int workers) {
+        CallerState(int workers, ResultCodec codec) {
             encoders = new CallEncoder[workers];
             defining = new Object[workers];
+            reader = (message, size) -> value = codec.decode(message, 0, size);
         }
     }
 
@@ -128,7 +138,7 @@ final class ReturnCalls implements MailboxClient.ReplyCollector {
         Port port = client.open();
         try {
             port.send(state.request.segment(), 0, length);
-            port.recv((message, size) -> state.value = codecs.get().decode(message, 0, size));
+            port.recv(state.reader);
             Object value = state.value;
             state.value = null;
             return value;
@@ -179,7 +189,7 @@ final class ReturnCalls implements MailboxClient.ReplyCollector {
             // The server may serve this port before the one carrying those definitions: carry our own, never wait.
             selfContained = true;
         }
-        long[] order = runtime.messengerOrder(context, global);
+        order(context, state, global);
         CallEncoder encoder;
         if (selfContained) {
             if (state.selfContained == null) {
@@ -202,8 +212,8 @@ final class ReturnCalls implements MailboxClient.ReplyCollector {
             int encoded = encoder.encode(writer.call, request, HEADER, request.byteSize());
             if (encoded >= 0) {
                 request.set(LONG, SENDER, context.senderId);
-                request.set(LONG, CHANNEL, order[0]);
-                request.set(LONG, BEFORE, order[1]);
+                request.set(LONG, CHANNEL, state.orderChannel);
+                request.set(LONG, BEFORE, state.orderBefore);
                 request.set(ValueLayout.JAVA_INT_UNALIGNED, FLAGS, selfContained ? SELF_CONTAINED : 0);
                 long length = HEADER + encoded;
                 return !selfContained && encoder.functionCount() > before ? -length : length;
@@ -217,10 +227,30 @@ final class ReturnCalls implements MailboxClient.ReplyCollector {
         }
     }
 
+    /**
+     * Where this call stands among the caller's one-way calls to the same worker: their messenger channel and the
+     * records sent on it so far, flushed (the server runs the call only after consuming them).
+     */
+    private void order(ThreadContext context, CallerState state, int global) {
+        ThreadContext.Route route = context.route(0, global);
+        if (route == null) {
+            state.orderChannel = 0;
+            state.orderBefore = 0;
+            return;
+        }
+        RecordChannel channel = route.channel;
+        if (channel.bufferedBytes() > 0) {
+            channel.flush(); // the call depends on them: they must not sit in a batch
+        }
+        context.publishDeferredFlags();
+        state.orderChannel = ThreadId.pack(runtime.rank(), ThreadId.threadIndexOf(context.senderId));
+        state.orderBefore = channel.recordsSent();
+    }
+
     private CallerState state(ThreadContext context) {
         CallerState state = context.returns;
         if (state == null) {
-            state = new CallerState(runtime.threadCount());
+            state = new CallerState(runtime.threadCount(), codecs.get());
             context.returns = state;
             growRequest(state, runtime.mailboxes().config().packetSize());
         }

@@ -268,4 +268,40 @@ public abstract class MailboxCallsTest {
             assertEquals(0, bothServing.getCount());
         }
     }
+
+    static final AtomicLong ONE_WAY = new AtomicLong();
+
+    /** Bytes the calling thread allocates per call of {@code body}, over {@code calls} calls after as many warm-up. */
+    private static double bytesPerCall(int calls, Runnable body) {
+        com.sun.management.ThreadMXBean threads =
+                (com.sun.management.ThreadMXBean) java.lang.management.ManagementFactory.getThreadMXBean();
+        long self = Thread.currentThread().threadId();
+        double best = Double.MAX_VALUE;
+        for (int round = 0; round < 5; round++) { // the least of several rounds: JIT and GC noise only add
+            long before = threads.getThreadAllocatedBytes(self);
+            for (int i = 0; i < calls; i++) {
+                body.run();
+            }
+            best = Math.min(best, (threads.getThreadAllocatedBytes(self) - before) / (double) calls);
+        }
+        return best;
+    }
+
+    @Test
+    void aSteadyStateCallReturnAllocatesNothingOnTheCallingThread() throws Exception {
+        try (LocalJob job = new LocalJob(fixture(), 2, 1, MessengerConfig.defaults())) {
+            job.rank(1).startHandlerThreads();
+            Fabric fabric = job.rank(0);
+            ThreadId dest = new ThreadId(1, 0);
+            fabric.attach(0, null);
+            // Results are small Longs (cached): whatever is allocated is the call path's own.
+            double plain = bytesPerCall(20_000, () -> assertEquals(7L, (long) fabric.callReturn(dest, () -> 7L)));
+            // After a one-way call the request carries the messenger channel's order (sender, records sent).
+            assertTrue(fabric.call(dest, () -> ONE_WAY.incrementAndGet()));
+            double ordered = bytesPerCall(20_000, () -> assertEquals(7L, (long) fabric.callReturn(dest, () -> 7L)));
+            assertTrue(plain <= 8 && ordered <= 8, "bytes allocated per callReturn: " + plain
+                    + " without, " + ordered + " after one-way calls (bound 8)");
+            LocalJob.processUntil(fabric, () -> ONE_WAY.get() > 0, "the one-way call");
+        }
+    }
 }

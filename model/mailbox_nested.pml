@@ -2,33 +2,40 @@
  * fabricrpc mailbox ports as callReturn uses them between two workers calling each other.
  *
  * Worker w (one thread of process w) calls worker 1-w over channel w: it is the client of
- * channel w and the server of channel 1-w. Its call waits for a reply streamed in FRAGS
- * fragments (all but the last acknowledged by the caller). While it waits, the worker serves
- * the other's call (the wait hook: Fabric.processCalls) and streams that reply, waiting for
- * each acknowledgement in a nested wait. The nested wait advances the worker's suspended
- * receive below it (Port.advanceSuspended): it takes and acks a reply fragment with more to
- * follow; the last one stays in the packet for the receive itself.
+ * channel w and the server of channel 1-w. Its call streams a request of REQFRAGS fragments
+ * and then waits for a reply of FRAGS fragments (every fragment but a message's last is
+ * acknowledged by the peer before the next is sent). While it waits (for an ack or for the
+ * reply) the worker serves the other's call (the wait hook: Fabric.processCalls): it reads
+ * the request, acking its fragments, and streams the reply, each such wait nested in its own.
+ * A nested wait advances the worker's suspended call below it (Port.advanceSuspended): posts
+ * the request's next fragment once acked, takes and acks a reply fragment with more to
+ * follow; the reply's last fragment stays in the packet for the receive itself.
  *
  * A hand-over (packet, then flipped outbox bit) is one message on a FIFO link landing both
  * at once, with arbitrary delay: the order of packet and flag is mailbox_ports.pml's subject;
  * this model is about progress of nested waits. Each side sends at most once before the
  * other answers, so each link holds at most one hand-over.
  *
- *   FRAGS     fragments of each reply (2..4)
- *   NOADVANCE the nested wait does not advance the receive below it (the old ordering):
- *             negative check, both workers stall (the watchdog's assertion must FAIL)
+ *   FRAGS     fragments of each reply (1..4)
+ *   REQFRAGS  fragments of each request (1..4)
+ *   NOADVANCE nested waits do not advance the call below them (the old ordering): negative
+ *             check, both workers stall (the watchdog's assertion must FAIL)
  */
 #ifndef FRAGS
 #define FRAGS 3
 #endif
-#if FRAGS < 2 || FRAGS > 4
-#error "FRAGS must be 2..4"
+#ifndef REQFRAGS
+#define REQFRAGS 1
+#endif
+#if FRAGS < 1 || FRAGS > 4 || REQFRAGS < 1 || REQFRAGS > 4
+#error "FRAGS and REQFRAGS must be 1..4"
 #endif
 
-#define REQ  1   /* the call (one packet) */
-#define MORE 2   /* a reply fragment with more to follow */
-#define LAST 3   /* the reply's last fragment */
-#define ACK  4   /* the caller's acknowledgement of a MORE fragment */
+#define REQ   1   /* the request's last (or only) fragment */
+#define MORE  2   /* a reply fragment with more to follow */
+#define LAST  3   /* the reply's last (or only) fragment */
+#define ACK   4   /* the acknowledgement of a fragment with more to follow */
+#define RMORE 5   /* a request fragment with more to follow */
 
 /* channel c: client side in worker c (its region: inC, pktC; local: outC) */
 bit  inC[2];
@@ -44,6 +51,7 @@ chan toC[2] = [1] of { byte, bit };   /* server's hand-overs to client c */
 
 /* ghost state, read by assertions only */
 byte got[2];       /* reply fragments of worker w's call taken so far (by its receive or a nested wait) */
+byte reqRead[2];   /* request fragments of worker w's call read by its server */
 byte done;         /* workers whose call returned with the whole reply */
 byte servedCalls;  /* calls served to the end */
 
@@ -63,31 +71,57 @@ end:
 	od
 }
 
-/* Serves the call waiting on channel s (owned): reads it, streams FRAGS fragments. With
- * `suspended`, the worker's own receive on channel c waits below: each ack wait advances it. */
+/* Posts the next fragment of worker c's request (it owns channel c, holding an ack or nothing yet). */
+#define POST_REQUEST(c) \
+	if \
+	:: reqSent == REQFRAGS - 1 -> SENDC(c, REQ); reqSent = REQFRAGS \
+	:: else -> SENDC(c, RMORE); reqSent++ \
+	fi
+
+/* Advances worker c's call, suspended below a nested wait (Port.advance): a streamed request
+ * posts its next fragment once acked; a receive takes and acks a fragment with more to follow. */
+#ifdef NOADVANCE
+#define ADVANCE(c, suspended)
+#else
+#define ADVANCE(c, suspended) \
+	:: atomic { suspended && OWNC(c) && reqSent < REQFRAGS && pktC[c] == ACK -> POST_REQUEST(c) } \
+	:: atomic { suspended && OWNC(c) && reqSent == REQFRAGS && pktC[c] == MORE -> got[c]++; SENDC(c, ACK) }
+#endif
+
+/* Serves the call waiting on channel s (owned): reads its fragments, acking all but the last,
+ * then streams FRAGS reply fragments. With `suspended`, the worker's own call on channel c
+ * waits below: every wait here advances it. */
 inline serve(s, c, suspended) {
-	atomic { assert(OWNS(s) && pktS[s] == REQ); sent = 0 }
+	atomic { assert(OWNS(s)); v = pktS[s] }
+	do
+	:: atomic { v == REQ -> reqRead[1 - s]++; assert(reqRead[1 - s] == REQFRAGS); sent = 0; break }
+	:: atomic { v == RMORE -> reqRead[1 - s]++; SENDS(s, ACK) };
+		do
+		:: atomic { OWNS(s) -> v = pktS[s]; assert(v == RMORE || v == REQ); break }
+		ADVANCE(c, suspended)
+		od
+	od;
 	do
 	:: atomic { sent == FRAGS - 1 -> SENDS(s, LAST); servedCalls++; break }
 	:: atomic { sent < FRAGS - 1 -> SENDS(s, MORE); sent++ };
 		do
 		:: atomic { OWNS(s) -> assert(pktS[s] == ACK); break }
-#ifndef NOADVANCE
-		:: atomic { suspended && OWNC(c) && pktC[c] == MORE -> got[c]++; SENDC(c, ACK) }
-#endif
+		ADVANCE(c, suspended)
 		od
 	od
 }
 
 proctype Worker(byte me) {
-	byte sent, them;
+	byte sent, them, v, reqSent;
 	bit served;
 	them = 1 - me;
-	/* callReturn: hand the call over, then receive the reply; the receive acks MORE fragments */
-	atomic { assert(OWNC(me)); SENDC(me, REQ) }
+	/* callReturn: stream the request (each fragment but the last waits for its ack), then
+	 * receive the reply, acking its fragments but the last */
+	atomic { assert(OWNC(me)); POST_REQUEST(me) }
 	do
+	:: atomic { OWNC(me) && reqSent < REQFRAGS -> assert(pktC[me] == ACK); POST_REQUEST(me) }
 	:: atomic {
-		OWNC(me) ->
+		OWNC(me) && reqSent == REQFRAGS ->
 		if
 		:: pktC[me] == MORE -> got[me]++; SENDC(me, ACK)
 		:: pktC[me] == LAST -> got[me]++; assert(got[me] == FRAGS); break

@@ -19,12 +19,13 @@ import java.lang.foreign.ValueLayout;
  * {@link MailboxLayout#FLAG_MORE} and the receiver answers it with an empty {@link MailboxLayout#FLAG_ACK}
  * packet, which hands ownership back for the next fragment.
  *
- * <p>Nested waits: a client waiting for its reply is pushed on its thread's chain of suspended receives, and every
- * wait of that thread above it (any port's, or {@link #advanceSuspended()} from a caller's own wait loop) acks the
- * reply fragments that have arrived for the ports below, into their reassembly buffers. So a thread that serves a
- * call while its own call is outstanding never leaves the peer's reply stream stalled behind the nested wait: two
- * workers serving each other's calls from inside their own {@code callReturn} both finish (model/mailbox_nested.pml).
- * The last fragment is left in the packet; the suspended receive itself takes it.
+ * <p>Nested waits: a client that waits (for an ack of its request's fragment, or for its reply) pushes the port on
+ * its thread's chain of suspended waits, and every wait of that thread above it (any port's, or
+ * {@link #advanceSuspended()} from a wait loop outside the mailbox) advances the ports below: posts the next request
+ * fragment once acked, takes and acks reply fragments into the reassembly buffer. So a thread that serves calls
+ * while its own call is outstanding never leaves the peer stalled behind the nested wait: two workers serving each
+ * other's calls inside their own {@code callReturn} both finish (model/mailbox_nested.pml). Only the holder thread
+ * advances a port; a stream's last fragment stays in the packet for the suspended receive itself.
  */
 public final class Port implements AutoCloseable {
     enum Phase {
@@ -67,7 +68,12 @@ public final class Port implements AutoCloseable {
     /** Bytes of a streamed message reassembled so far (0 between messages), and that message's announced length. */
     private long received;
     private long expected;
-    /** The receive this thread suspended before this one's, while this one is on the thread's chain; else null. */
+    /** A streamed send in progress (null: none): its source and how much of it is posted. */
+    private MemorySegment sendSource;
+    private long sendOffset;
+    private long sendLength;
+    private long sendPosted;
+    /** The wait this thread suspended before this one's, while this one is on the thread's chain; else null. */
     private Port below;
     private MemorySegment message;
     /** Client: the token of an asynchronous call whose reply is still to be collected on this port, or null. */
@@ -109,24 +115,40 @@ public final class Port implements AutoCloseable {
             throw new MailboxException("port " + index + ": message of " + length + " bytes outside [0, "
                     + box.config.maxMessageBytes() + "] (maxMessageBytes)");
         }
-        long sent = 0;
-        while (true) {
-            long chunk = Math.min(payloadCapacity, length - sent);
-            boolean more = sent + chunk < length;
-            MemorySegment.copy(src, offset + sent, outgoingPayload, 0, chunk);
-            post(chunk, more ? MailboxLayout.FLAG_MORE : 0, length);
-            sent += chunk;
-            if (!more) {
-                break;
+        sendSource = src;
+        sendOffset = offset;
+        sendLength = length;
+        sendPosted = 0;
+        try {
+            postFragment();
+            while (sendSource != null) {
+                awaitOwnership("the acknowledgement of a fragment"); // returns early if a nested wait sent the rest
+                if (sendSource != null) {
+                    int flags = incoming.get(INT, MailboxLayout.PACKET_FLAGS_OFFSET);
+                    if (flags != MailboxLayout.FLAG_ACK) {
+                        throw new CorruptPacketException("port " + index + ": expected a fragment acknowledgement,"
+                                + " got flags 0x" + Integer.toHexString(flags) + " after " + sendPosted + " of "
+                                + length + " bytes");
+                    }
+                    postFragment();
+                }
             }
-            awaitOwnership("the acknowledgement of a fragment");
-            int flags = incoming.get(INT, MailboxLayout.PACKET_FLAGS_OFFSET);
-            if (flags != MailboxLayout.FLAG_ACK) {
-                throw new CorruptPacketException("port " + index + ": expected a fragment acknowledgement, got flags 0x"
-                        + Integer.toHexString(flags) + " after " + sent + " of " + length + " bytes");
-            }
+        } finally {
+            sendSource = null; // a failed stream is over: nothing may post from it any more
         }
-        phase = Phase.AWAITING;
+    }
+
+    /** Posts the next fragment of the send in progress; after the last, the send is over and the peer's turn. */
+    private void postFragment() {
+        long chunk = Math.min(payloadCapacity, sendLength - sendPosted);
+        boolean more = sendPosted + chunk < sendLength;
+        MemorySegment.copy(sendSource, sendOffset + sendPosted, outgoingPayload, 0, chunk);
+        post(chunk, more ? MailboxLayout.FLAG_MORE : 0, sendLength);
+        sendPosted += chunk;
+        if (!more) {
+            sendSource = null;
+            phase = Phase.AWAITING;
+        }
     }
 
     /** Sends a message written in place by {@code writer} (at most {@link #payloadCapacity()} bytes). */
@@ -365,7 +387,7 @@ public final class Port implements AutoCloseable {
 
     /**
      * Reads the message in the owned packet, streaming the rest if it has more fragments. A stream already begun by
-     * {@link #advanceReply} (from a nested wait) continues where that left it.
+     * {@link #advance} (from a nested wait) continues where that left it.
      */
     private long readMessage() {
         while (true) {
@@ -416,12 +438,18 @@ public final class Port implements AutoCloseable {
     }
 
     /**
-     * Suspended client receive, called by a nested wait of the holder thread: if a fragment with more to follow has
-     * arrived, takes it and acks it. Anything else (the last fragment, a whole reply, a corrupt packet) stays in the
-     * packet for the receive itself, which reads or reports it.
+     * Suspended client wait, advanced by a nested wait of the holder thread. A streamed send posts its next fragment
+     * once acked; a receive takes and acks a fragment with more to follow. Anything else (the last fragment, a whole
+     * reply, a corrupt packet) stays in the packet for the suspended send or receive, which reads or reports it.
      */
-    private void advanceReply() {
+    private void advance() {
         if (!ownsPacket()) {
+            return;
+        }
+        if (sendSource != null) {
+            if (incoming.get(INT, MailboxLayout.PACKET_FLAGS_OFFSET) == MailboxLayout.FLAG_ACK) {
+                postFragment();
+            }
             return;
         }
         int length = incoming.get(INT, MailboxLayout.PACKET_LENGTH_OFFSET);
@@ -435,12 +463,12 @@ public final class Port implements AutoCloseable {
     }
 
     /**
-     * Advances the client receives this thread has suspended (see the class doc): for wait loops outside the
-     * mailbox, such as a future's, that may run while the thread's own call waits below them. Never waits.
+     * Advances the client sends and receives this thread has suspended (see the class doc): for wait loops outside
+     * the mailbox, such as a future's, that may run while the thread's own call waits below them. Never waits.
      */
     public static void advanceSuspended() {
         for (Port port = SUSPENDED.get()[0]; port != null; port = port.below) {
-            port.advanceReply();
+            port.advance();
         }
     }
 
@@ -473,7 +501,8 @@ public final class Port implements AutoCloseable {
             return;
         }
         Port[] chain = SUSPENDED.get();
-        boolean suspend = !server && phase == Phase.AWAITING; // waiting for a reply, not for an ack of our fragment
+        boolean sending = sendSource != null;
+        boolean suspend = !server && (sending || phase == Phase.AWAITING); // a call's request or reply in flight
         if (suspend) {
             below = chain[0];
             chain[0] = this;
@@ -483,10 +512,10 @@ public final class Port implements AutoCloseable {
             idle.reset();
             int polls = 0;
             Runnable hook = box.waitHook;
-            while (!ownsPacket()) {
+            while (!ownsPacket() && !(sending && sendSource == null)) {
                 hook.run();
                 for (Port port = suspend ? below : chain[0]; port != null; port = port.below) {
-                    port.advanceReply();
+                    port.advance();
                 }
                 idle.idle();
                 if ((++polls & 15) == 0) {

@@ -43,7 +43,7 @@ public final class Port implements AutoCloseable {
 
     private static final ValueLayout.OfInt INT = ValueLayout.JAVA_INT;
     private static final ValueLayout.OfLong LONG = ValueLayout.JAVA_LONG;
-    /** Per thread: the top of its chain of client receives suspended in a wait (linked through {@link #below}). */
+    /** Per thread: the top of its chain of client sends and receives suspended in a wait (linked by {@link #below}). */
     private static final ThreadLocal<Port[]> SUSPENDED = ThreadLocal.withInitial(() -> new Port[1]);
 
     private final Mailbox box;

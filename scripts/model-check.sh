@@ -139,10 +139,19 @@ if [ "$full" -eq 1 ]; then
 	run ports-2p3c2s-x1      mailbox_ports.pml pass "-DNPORTS=2 -DNCLIENTS=3 -DNSERVERS=2 -DNCALLS=1 -DSTREAM=2" "$big" "-w24"
 	run ports-3p3c2s-x1-sync mailbox_ports.pml pass "-DNPORTS=3 -DNCLIENTS=3 -DNSERVERS=2 -DNCALLS=1 -DSTREAM=0" "$big" "-w24"
 fi
+# Two workers calling each other, each serving the other's call (streaming its reply) in its own wait.
+# FRAGS: fragments of each result; REQFRAGS: of each call (request).
+run nested-f2            mailbox_nested.pml pass "-DFRAGS=2" "$tiny" "-w18"
+run nested-f4            mailbox_nested.pml pass "-DFRAGS=4" "$tiny" "-w18"
+run nested-req3-f1       mailbox_nested.pml pass "-DREQFRAGS=3 -DFRAGS=1" "$tiny" "-w18"
+run nested-req3-f3       mailbox_nested.pml pass "-DREQFRAGS=3 -DFRAGS=3" "$tiny" "-w18"
 # Negative checks: packet and flag writes of a send may land in either order.
 run single-reorder-NEG   mailbox_single.pml violation "-DREORDER" "$tiny" "-w18"
 run ports-reorder-NEG    mailbox_ports.pml violation "-DNPORTS=2 -DNCLIENTS=2 -DNSERVERS=2 -DNCALLS=1 -DSTREAM=2 -DREORDER" "$small" "-w20"
 run ports-fabric-reorder-NEG mailbox_ports.pml violation "-DNPORTS=2 -DNCLIENTS=2 -DNSERVERS=2 -DNCALLS=1 -DSTREAM=2 -DFABRIC=1 -DREORDER" "$small" "-w20"
+# Negative check: a nested wait that does not advance the receive below it (the old ordering) stalls.
+run nested-noadvance-NEG mailbox_nested.pml violation "-DFRAGS=3 -DNOADVANCE" "$tiny" "-w18"
+run nested-req-noadvance-NEG mailbox_nested.pml violation "-DREQFRAGS=3 -DFRAGS=1 -DNOADVANCE" "$tiny" "-w18"
 
 # Messenger around a single transmit position claimed by CAS (the rewrite): the owner, the
 # background agent claiming what the owner left pending, the receiver. Mapped window: records

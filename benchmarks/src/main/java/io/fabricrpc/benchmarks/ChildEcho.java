@@ -38,7 +38,10 @@ final class ChildEcho implements EchoControl {
                         || a.startsWith("--sun-misc"))
                 .forEach(command::add);
         command.add("-Xmx256m");
-        command.add("-Dfabric.transport=shm");
+        // The parent's transport (shm unless it says otherwise, e.g. -Dfabric.transport=rdma -Drdma.bindAddress=...).
+        command.add("-Dfabric.transport=" + System.getProperty("fabric.transport", "shm"));
+        System.getProperties().stringPropertyNames().stream().filter(k -> k.startsWith("rdma."))
+                .forEach(k -> command.add("-D" + k + "=" + System.getProperty(k)));
         command.add("-cp");
         command.add(System.getProperty("java.class.path"));
         command.add(BenchServerProcess.class.getName());

@@ -53,9 +53,8 @@ public final class HistogramDemo {
             System.exit(launch(args));
         }
         long valuesPerWorker = args.length > 2 ? Long.parseLong(args[2]) : 2_000_000;
-        // A worker returns its bins (up to 8 KiB) through callReturn: packets that hold them, because every worker
-        // serves the others' calls while it waits on its own, and a streamed reply made there can stall (README).
-        Fabric fabric = Fabric.join(FabricConfig.fromEnvironment(registry()).withReturnSlotBytes(16 * 1024));
+        // A worker returns its bins (up to 8 KiB) through callReturn, streamed in default-sized packets.
+        Fabric fabric = Fabric.join(FabricConfig.fromEnvironment(registry()));
         int threads = fabric.threadsPerProcess();
         List<Thread> workers = new ArrayList<>();
         boolean[] ok = {true};

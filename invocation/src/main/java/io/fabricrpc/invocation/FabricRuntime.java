@@ -287,7 +287,6 @@ public final class FabricRuntime implements Fabric {
     void help() { parts.workers().help(); }
     boolean isClosed() { return closed; }
     void reportError(long sender, Throwable error) { parts.workers().report(sender, error); }
-    long[] messengerOrder(ThreadContext context, int global) { return context.routes.messengerOrder(global); }
     SendingAgent sendingAgent() { return parts.node().agent(); }
     boolean waitingInOwnCall(ThreadId dest) { return parts.workers().waitingInOwnCall(dest); }
     Fabric view(ChannelFactory factory) { return new FabricView(this, network.addView(factory)); }

@@ -5,8 +5,10 @@ import io.fabricrpc.fabric.ThreadId;
 import io.fabricrpc.mailbox.MailboxClient;
 import io.fabricrpc.mailbox.MailboxServer;
 import io.fabricrpc.mailbox.MailboxTimeoutException;
+import io.fabricrpc.mailbox.PacketReader;
 import io.fabricrpc.mailbox.Port;
 import io.fabricrpc.messaging.MessagingException;
+import io.fabricrpc.messaging.RecordChannel;
 import io.fabricrpc.serialization.CallEncoder;
 import io.fabricrpc.serialization.ResultCodec;
 import io.fabricrpc.serialization.SerializationRegistry;
@@ -17,6 +19,7 @@ import java.io.Serializable;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
 import java.time.Duration;
+import java.util.Arrays;
 import java.util.Iterator;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentLinkedQueue;
@@ -28,6 +31,10 @@ import java.util.concurrent.ConcurrentLinkedQueue;
  * reply is collected by whoever next locks the port: the next caller, a thread waiting on the future (or on a stage
  * depending on it), or a worker of this process in {@code processCalls}. Invariant: a future completes once, from
  * its reply, its deadline or its peer's failure; its port stays reserved until the reply is collected.
+ *
+ * <p>A worker serves calls while its own waits, so waits nest; a nested wait moves the fragments of the thread's
+ * calls below it ({@link Port#advanceSuspended}), and each depth encodes into its own request buffer. Chosen over
+ * one-sided delivery of large results: no extra registered memory or protocol, and requests stream the same way.
  *
  * <p>Request (in the packet, streamed when longer): | sender thread (8) | messenger channel (8) | records sent on
  * it before this call (8) | flags (4) | call record |. Reply: a result record ({@link ResultCodec}).
@@ -58,17 +65,27 @@ final class ReturnCalls implements MailboxClient.ReplyCollector {
         this.codecs = ThreadLocal.withInitial(() -> new ResultCodec(registry));
     }
 
-    /** Per caller thread: encoders per destination, the request buffer, and calls whose definitions are in flight. */
+    /**
+     * Per caller thread: encoders per destination, the request buffer, calls whose definitions are in flight, and
+     * what a call in progress reuses so it allocates nothing: its reply reader and messenger order.
+     */
     static final class CallerState {
         final CallEncoder[] encoders;
         final Object[] defining;
+        final PacketReader reader;
         CallEncoder selfContained;
-        LocalRegion request;
+        /** Per nesting depth of this thread's calls: the request buffer, held from encoding until sent. */
+        LocalRegion[] requests = new LocalRegion[2];
+        int depth;
         Object value;
+        /** The messenger channel this call must follow (0: none) and the records sent on it before the call. */
+        long orderChannel;
+        long orderBefore;
 
-        CallerState(int workers) {
+        CallerState(int workers, ResultCodec codec) {
             encoders = new CallEncoder[workers];
             defining = new Object[workers];
+            reader = (message, size) -> value = codec.decode(message, 0, size);
         }
     }
 
@@ -119,27 +136,32 @@ final class ReturnCalls implements MailboxClient.ReplyCollector {
     Object call(ThreadContext context, int global, ThreadId dest, Serializable function) {
         MailboxClient client = runtime.mailboxes().client(global);
         CallerState state = state(context);
-        long length = encode(context, state, global, dest, function);
-        boolean defines = length < 0;
-        length = Math.abs(length);
-        if (defines) {
-            state.defining[global] = BLOCKING; // nested calls to dest meanwhile carry their own definitions
-        }
-        Port port = client.open();
+        int depth = state.depth++; // calls nested in this one's waits encode into the next request buffer
         try {
-            port.send(state.request.segment(), 0, length);
-            port.recv((message, size) -> state.value = codecs.get().decode(message, 0, size));
-            Object value = state.value;
-            state.value = null;
-            return value;
-        } catch (MailboxTimeoutException e) {
-            throw new MessagingException("no result from " + dest + " within " + callTimeout.toMillis()
-                    + " ms (callTimeout); the destination is alive but has not run the call", e);
-        } finally {
-            port.close();
+            long length = encode(context, state, depth, global, dest, function);
+            boolean defines = length < 0;
+            length = Math.abs(length);
             if (defines) {
-                state.defining[global] = null;
+                state.defining[global] = BLOCKING; // nested calls to dest meanwhile carry their own definitions
             }
+            Port port = client.open();
+            try {
+                port.send(state.requests[depth].segment(), 0, length);
+                port.recv(state.reader);
+                Object value = state.value;
+                state.value = null;
+                return value;
+            } catch (MailboxTimeoutException e) {
+                throw new MessagingException("no result from " + dest + " within " + callTimeout.toMillis()
+                        + " ms (callTimeout); the destination is alive but has not run the call", e);
+            } finally {
+                port.close();
+                if (defines) {
+                    state.defining[global] = null;
+                }
+            }
+        } finally {
+            state.depth--;
         }
     }
 
@@ -149,14 +171,22 @@ final class ReturnCalls implements MailboxClient.ReplyCollector {
                                    Serializable function) {
         MailboxClient client = runtime.mailboxes().client(global);
         CallerState state = state(context);
-        long length = encode(context, state, global, dest, function);
-        Port port = client.open();
-        ReturnFuture future = new ReturnFuture(runtime, client, port.index(), dest, self, callTimeout);
+        int depth = state.depth++; // calls nested in this one's waits encode into the next request buffer
+        long length;
+        ReturnFuture future;
+        Port port;
         try {
-            port.send(state.request.segment(), 0, Math.abs(length));
-        } catch (RuntimeException | Error e) {
-            port.close();
-            throw e;
+            length = encode(context, state, depth, global, dest, function);
+            port = client.open();
+            future = new ReturnFuture(runtime, client, port.index(), dest, self, callTimeout);
+            try {
+                port.send(state.requests[depth].segment(), 0, Math.abs(length));
+            } catch (RuntimeException | Error e) {
+                port.close();
+                throw e;
+            }
+        } finally {
+            state.depth--;
         }
         port.closeAwaiting(future);
         if (length < 0) {
@@ -170,7 +200,8 @@ final class ReturnCalls implements MailboxClient.ReplyCollector {
     }
 
     /** Encodes the request into the caller's buffer: its length, negated if it carries a new definition. */
-    private long encode(ThreadContext context, CallerState state, int global, ThreadId dest, Serializable function) {
+    private long encode(ThreadContext context, CallerState state, int depth, int global, ThreadId dest,
+                        Serializable function) {
         boolean selfContained = false;
         Object defining = state.defining[global];
         if (defining instanceof ReturnFuture earlier && earlier.isDone()) {
@@ -179,7 +210,7 @@ final class ReturnCalls implements MailboxClient.ReplyCollector {
             // The server may serve this port before the one carrying those definitions: carry our own, never wait.
             selfContained = true;
         }
-        long[] order = runtime.messengerOrder(context, global);
+        order(context, state, global);
         CallEncoder encoder;
         if (selfContained) {
             if (state.selfContained == null) {
@@ -198,12 +229,12 @@ final class ReturnCalls implements MailboxClient.ReplyCollector {
         ThreadContext.CallWriter writer = context.writer();
         writer.call.capture(function);
         while (true) {
-            MemorySegment request = state.request.segment();
+            MemorySegment request = request(state, depth).segment();
             int encoded = encoder.encode(writer.call, request, HEADER, request.byteSize());
             if (encoded >= 0) {
                 request.set(LONG, SENDER, context.senderId);
-                request.set(LONG, CHANNEL, order[0]);
-                request.set(LONG, BEFORE, order[1]);
+                request.set(LONG, CHANNEL, state.orderChannel);
+                request.set(LONG, BEFORE, state.orderBefore);
                 request.set(ValueLayout.JAVA_INT_UNALIGNED, FLAGS, selfContained ? SELF_CONTAINED : 0);
                 long length = HEADER + encoded;
                 return !selfContained && encoder.functionCount() > before ? -length : length;
@@ -213,25 +244,45 @@ final class ReturnCalls implements MailboxClient.ReplyCollector {
                 throw new MessagingException("callReturn to " + dest + ": the call record does not fit the largest"
                         + " mailbox message of " + limit + " bytes (" + MailboxChannelSet.MAX_MESSAGE_KEY + ")");
             }
-            growRequest(state, Math.min(limit, request.byteSize() * 4));
+            growRequest(state, depth, Math.min(limit, request.byteSize() * 4));
         }
+    }
+
+    /**
+     * Where this call stands among the caller's one-way calls to the same worker: their messenger channel and the
+     * records sent on it so far, flushed (the server runs the call only after consuming them).
+     */
+    private void order(ThreadContext context, CallerState state, int global) {
+        long before = context.routes.recordsBefore(global);
+        state.orderChannel = before < 0 ? 0 : context.routes.orderChannel();
+        state.orderBefore = Math.max(before, 0);
     }
 
     private CallerState state(ThreadContext context) {
         CallerState state = context.returns;
         if (state == null) {
-            state = new CallerState(runtime.threadCount());
+            state = new CallerState(runtime.threadCount(), codecs.get());
             context.returns = state;
-            growRequest(state, runtime.mailboxes().config().packetSize());
         }
         return state;
     }
 
-    private void growRequest(CallerState state, long bytes) {
-        if (state.request != null) {
-            state.request.close();
+    /** The request buffer of calls at nesting depth {@code depth} of this thread, made on first use. */
+    private LocalRegion request(CallerState state, int depth) {
+        if (depth >= state.requests.length) {
+            state.requests = Arrays.copyOf(state.requests, depth + 2);
         }
-        state.request = runtime.transport().allocate(bytes, RemoteAccess.NONE); // plain native, as encoders need
+        if (state.requests[depth] == null) {
+            growRequest(state, depth, runtime.mailboxes().config().packetSize());
+        }
+        return state.requests[depth];
+    }
+
+    private void growRequest(CallerState state, int depth, long bytes) {
+        if (state.requests[depth] != null) {
+            state.requests[depth].close();
+        }
+        state.requests[depth] = runtime.transport().allocate(bytes, RemoteAccess.NONE); // plain native, as encoders need
     }
 
     // ---------------------------------------------------------------------------------------------- collecting

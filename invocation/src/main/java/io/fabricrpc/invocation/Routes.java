@@ -30,7 +30,6 @@ final class Routes {
     static final int MAX_VIEWS = 16;
     /** A view's channels carry the sender's thread index with the view above this bit (ThreadNames shows it). */
     static final int VIEW_SHIFT = 20;
-    private static final long[] NO_ORDER = {0, 0};
 
     private final Network network;
     private final long senderId;
@@ -152,21 +151,26 @@ final class Routes {
     }
 
     /**
-     * Where a call to {@code global} made now must follow this thread's one-way calls to it: {messenger channel id,
-     * records sent on it} after pushing them out ({0, 0} if it has none). The destination runs the call only once it
-     * has consumed that many records of the channel.
+     * Where a call to {@code global} made now must follow this thread's one-way calls to it: the records sent on
+     * their channel ({@link #orderChannel}) after pushing them out, or -1 if it has none. The destination runs the
+     * call only once it has consumed that many records of the channel.
      */
-    long[] messengerOrder(int global) {
+    long recordsBefore(int global) {
         Route route = existing(0, global);
         if (route == null) {
-            return NO_ORDER;
+            return -1;
         }
         RecordChannel channel = route.channel;
         if (channel.bufferedBytes() > 0) {
             channel.flush(); // the call depends on them: they must not sit in a batch
         }
         publishDeferredFlags();
-        return new long[] {ThreadId.pack(network.rank, ThreadId.threadIndexOf(senderId)), channel.recordsSent()};
+        return channel.recordsSent();
+    }
+
+    /** The id of this thread's channels, as {@link #recordsBefore} counts on them. */
+    long orderChannel() {
+        return ThreadId.pack(network.rank, ThreadId.threadIndexOf(senderId));
     }
 
     /** {@code view}'s routes that are in use. */

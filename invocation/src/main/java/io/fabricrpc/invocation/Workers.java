@@ -1,5 +1,7 @@
 package io.fabricrpc.invocation;
 
+import io.fabricrpc.mailbox.Port;
+
 import io.fabricrpc.fabric.ThreadId;
 import org.agrona.concurrent.BackoffIdleStrategy;
 import org.agrona.concurrent.IdleStrategy;
@@ -67,6 +69,7 @@ final class Workers {
 
     /** Lets a waiting worker run its incoming calls (avoids deadlock between workers calling each other). */
     void help() {
+        Port.advanceSuspended(); // acks reply fragments of this thread's own calls waiting below this wait
         ThreadContext context = contexts.existing();
         if (context != null) {
             context.routes.publishDeferredFlags(); // the awaited call may be the one whose flag waits

@@ -18,6 +18,14 @@ import java.lang.foreign.ValueLayout;
  * <p>Messages larger than one packet are streamed under the same lock: each fragment but the last carries
  * {@link MailboxLayout#FLAG_MORE} and the receiver answers it with an empty {@link MailboxLayout#FLAG_ACK}
  * packet, which hands ownership back for the next fragment.
+ *
+ * <p>Nested waits: a client that waits (for an ack of its request's fragment, or for its reply) pushes the port on
+ * its thread's chain of suspended waits, and every wait of that thread above it (any port's, or
+ * {@link #advanceSuspended()} from a wait loop outside the mailbox) advances the ports below: posts the next request
+ * fragment once acked, takes and acks reply fragments into the reassembly buffer. So a thread that serves calls
+ * while its own call is outstanding never leaves the peer stalled behind the nested wait: two workers serving each
+ * other's calls inside their own {@code callReturn} both finish (model/mailbox_nested.pml). Only the holder thread
+ * advances a port; a stream's last fragment stays in the packet for the suspended receive itself.
  */
 public final class Port implements AutoCloseable {
     enum Phase {
@@ -35,6 +43,8 @@ public final class Port implements AutoCloseable {
 
     private static final ValueLayout.OfInt INT = ValueLayout.JAVA_INT;
     private static final ValueLayout.OfLong LONG = ValueLayout.JAVA_LONG;
+    /** Per thread: the top of its chain of client sends and receives suspended in a wait (linked by {@link #below}). */
+    private static final ThreadLocal<Port[]> SUSPENDED = ThreadLocal.withInitial(() -> new Port[1]);
 
     private final Mailbox box;
     private final int index;
@@ -55,6 +65,16 @@ public final class Port implements AutoCloseable {
     private Phase phase = Phase.CLOSED;
     private Thread holder;
     private MemorySegment reassembly = MemorySegment.NULL;
+    /** Bytes of a streamed message reassembled so far (0 between messages), and that message's announced length. */
+    private long received;
+    private long expected;
+    /** A streamed send in progress (null: none): its source and how much of it is posted. */
+    private MemorySegment sendSource;
+    private long sendOffset;
+    private long sendLength;
+    private long sendPosted;
+    /** The wait this thread suspended before this one's, while this one is on the thread's chain; else null. */
+    private Port below;
     private MemorySegment message;
     /** Client: the token of an asynchronous call whose reply is still to be collected on this port, or null. */
     private Object pendingReply;
@@ -95,24 +115,40 @@ public final class Port implements AutoCloseable {
             throw new MailboxException("port " + index + ": message of " + length + " bytes outside [0, "
                     + box.config.maxMessageBytes() + "] (maxMessageBytes)");
         }
-        long sent = 0;
-        while (true) {
-            long chunk = Math.min(payloadCapacity, length - sent);
-            boolean more = sent + chunk < length;
-            MemorySegment.copy(src, offset + sent, outgoingPayload, 0, chunk);
-            post(chunk, more ? MailboxLayout.FLAG_MORE : 0, length);
-            sent += chunk;
-            if (!more) {
-                break;
+        sendSource = src;
+        sendOffset = offset;
+        sendLength = length;
+        sendPosted = 0;
+        try {
+            postFragment();
+            while (sendSource != null) {
+                awaitOwnership("the acknowledgement of a fragment"); // returns early if a nested wait sent the rest
+                if (sendSource != null) {
+                    int flags = incoming.get(INT, MailboxLayout.PACKET_FLAGS_OFFSET);
+                    if (flags != MailboxLayout.FLAG_ACK) {
+                        throw new CorruptPacketException("port " + index + ": expected a fragment acknowledgement,"
+                                + " got flags 0x" + Integer.toHexString(flags) + " after " + sendPosted + " of "
+                                + length + " bytes");
+                    }
+                    postFragment();
+                }
             }
-            awaitOwnership("the acknowledgement of a fragment");
-            int flags = incoming.get(INT, MailboxLayout.PACKET_FLAGS_OFFSET);
-            if (flags != MailboxLayout.FLAG_ACK) {
-                throw new CorruptPacketException("port " + index + ": expected a fragment acknowledgement, got flags 0x"
-                        + Integer.toHexString(flags) + " after " + sent + " of " + length + " bytes");
-            }
+        } finally {
+            sendSource = null; // a failed stream is over: nothing may post from it any more
         }
-        phase = Phase.AWAITING;
+    }
+
+    /** Posts the next fragment of the send in progress; after the last, the send is over and the peer's turn. */
+    private void postFragment() {
+        long chunk = Math.min(payloadCapacity, sendLength - sendPosted);
+        boolean more = sendPosted + chunk < sendLength;
+        MemorySegment.copy(sendSource, sendOffset + sendPosted, outgoingPayload, 0, chunk);
+        post(chunk, more ? MailboxLayout.FLAG_MORE : 0, sendLength);
+        sendPosted += chunk;
+        if (!more) {
+            sendSource = null;
+            phase = Phase.AWAITING;
+        }
     }
 
     /** Sends a message written in place by {@code writer} (at most {@link #payloadCapacity()} bytes). */
@@ -245,7 +281,9 @@ public final class Port implements AutoCloseable {
                 if (phase == Phase.PENDING) {
                     receive(); // drains a streamed request so the empty reply is not taken for an ack
                 }
-                post(0, 0, 0);
+                if (ownsPacket()) { // not after a failed stream: the peer holds the packet, posting would corrupt it
+                    post(0, 0, 0);
+                }
             }
         } finally {
             phase = Phase.CLOSED;
@@ -347,49 +385,105 @@ public final class Port implements AutoCloseable {
         return length;
     }
 
+    /**
+     * Reads the message in the owned packet, streaming the rest if it has more fragments. A stream already begun by
+     * {@link #advance} (from a nested wait) continues where that left it.
+     */
     private long readMessage() {
-        int length = incoming.get(INT, MailboxLayout.PACKET_LENGTH_OFFSET);
-        int flags = incoming.get(INT, MailboxLayout.PACKET_FLAGS_OFFSET);
-        long messageLength = incoming.get(LONG, MailboxLayout.PACKET_MESSAGE_LENGTH_OFFSET);
-        validate(length, flags, messageLength, 0);
-        if ((flags & MailboxLayout.FLAG_MORE) == 0) {
-            message = incomingPayload;
-            return length;
-        }
-        if (reassembly.byteSize() < messageLength) {
-            reassembly = MemorySegment.ofArray(new byte[(int) Math.min(Integer.MAX_VALUE - 8,
-                    Math.max(messageLength, 2 * reassembly.byteSize()))]);
-        }
-        long received = 0;
         while (true) {
-            MemorySegment.copy(incomingPayload, 0, reassembly, received, length);
-            received += length;
+            int length = incoming.get(INT, MailboxLayout.PACKET_LENGTH_OFFSET);
+            int flags = incoming.get(INT, MailboxLayout.PACKET_FLAGS_OFFSET);
+            long messageLength = incoming.get(LONG, MailboxLayout.PACKET_MESSAGE_LENGTH_OFFSET);
+            if (received == 0 && (flags & MailboxLayout.FLAG_MORE) == 0) {
+                validate(length, flags, messageLength, 0);
+                message = incomingPayload;
+                return length;
+            }
+            String problem = checkFragment(length, flags, messageLength);
+            if (problem != null) {
+                long had = received;
+                received = 0; // the stream is broken: the next message starts afresh
+                throw corrupt(problem + "; received " + had + " bytes so far", length, flags, messageLength);
+            }
+            absorb(length, messageLength);
             if ((flags & MailboxLayout.FLAG_MORE) == 0) {
-                break;
+                received = 0;
+                message = reassembly;
+                return messageLength;
             }
             post(0, MailboxLayout.FLAG_ACK, 0); // hands the packet back for the next fragment
             awaitOwnership("the next fragment");
-            long expected = messageLength;
-            length = incoming.get(INT, MailboxLayout.PACKET_LENGTH_OFFSET);
-            flags = incoming.get(INT, MailboxLayout.PACKET_FLAGS_OFFSET);
-            messageLength = incoming.get(LONG, MailboxLayout.PACKET_MESSAGE_LENGTH_OFFSET);
-            if (messageLength != expected) {
-                throw corrupt("message length changed mid-stream from " + expected, length, flags, messageLength);
-            }
-            validate(length, flags, messageLength, received);
         }
-        message = reassembly;
-        return messageLength;
     }
 
-    private void validate(int length, int flags, long messageLength, long received) {
-        boolean more = (flags & MailboxLayout.FLAG_MORE) != 0;
-        if (length < 0 || length > payloadCapacity || (flags & ~MailboxLayout.KNOWN_FLAGS) != 0
-                || (flags & MailboxLayout.FLAG_ACK) != 0
-                || messageLength < received + length || messageLength > box.config.maxMessageBytes()
-                || (!more && messageLength != received + length) || (more && length == 0)) {
-            throw corrupt("received " + received + " bytes so far", length, flags, messageLength);
+    /** Why the owned packet is not the next fragment of the current stream, or null if it is. */
+    private String checkFragment(int length, int flags, long messageLength) {
+        if (received > 0 && messageLength != expected) {
+            return "message length changed mid-stream from " + expected;
         }
+        return isValid(length, flags, messageLength, received) ? null : "not a valid fragment";
+    }
+
+    /** Appends the owned packet's payload (a checked fragment) to the reassembly buffer. */
+    private void absorb(int length, long messageLength) {
+        if (received == 0) {
+            expected = messageLength;
+            if (reassembly.byteSize() < messageLength) {
+                reassembly = MemorySegment.ofArray(new byte[(int) Math.min(Integer.MAX_VALUE - 8,
+                        Math.max(messageLength, 2 * reassembly.byteSize()))]);
+            }
+        }
+        MemorySegment.copy(incomingPayload, 0, reassembly, received, length);
+        received += length;
+    }
+
+    /**
+     * Suspended client wait, advanced by a nested wait of the holder thread. A streamed send posts its next fragment
+     * once acked; a receive takes and acks a fragment with more to follow. Anything else (the last fragment, a whole
+     * reply, a corrupt packet) stays in the packet for the suspended send or receive, which reads or reports it.
+     */
+    private void advance() {
+        if (!ownsPacket()) {
+            return;
+        }
+        if (sendSource != null) {
+            if (incoming.get(INT, MailboxLayout.PACKET_FLAGS_OFFSET) == MailboxLayout.FLAG_ACK) {
+                postFragment();
+            }
+            return;
+        }
+        int length = incoming.get(INT, MailboxLayout.PACKET_LENGTH_OFFSET);
+        int flags = incoming.get(INT, MailboxLayout.PACKET_FLAGS_OFFSET);
+        long messageLength = incoming.get(LONG, MailboxLayout.PACKET_MESSAGE_LENGTH_OFFSET);
+        if ((flags & MailboxLayout.FLAG_MORE) == 0 || checkFragment(length, flags, messageLength) != null) {
+            return;
+        }
+        absorb(length, messageLength);
+        post(0, MailboxLayout.FLAG_ACK, 0);
+    }
+
+    /**
+     * Advances the client sends and receives this thread has suspended (see the class doc): for wait loops outside
+     * the mailbox, such as a future's, that may run while the thread's own call waits below them. Never waits.
+     */
+    public static void advanceSuspended() {
+        for (Port port = SUSPENDED.get()[0]; port != null; port = port.below) {
+            port.advance();
+        }
+    }
+
+    private void validate(int length, int flags, long messageLength, long sofar) {
+        if (!isValid(length, flags, messageLength, sofar)) {
+            throw corrupt("received " + sofar + " bytes so far", length, flags, messageLength);
+        }
+    }
+
+    private boolean isValid(int length, int flags, long messageLength, long sofar) {
+        boolean more = (flags & MailboxLayout.FLAG_MORE) != 0;
+        return length >= 0 && length <= payloadCapacity && (flags & ~MailboxLayout.KNOWN_FLAGS) == 0
+                && (flags & MailboxLayout.FLAG_ACK) == 0
+                && messageLength >= sofar + length && messageLength <= box.config.maxMessageBytes()
+                && (more || messageLength == sofar + length) && (!more || length > 0);
     }
 
     private CorruptPacketException corrupt(String context, int length, int flags, long messageLength) {
@@ -398,26 +492,46 @@ public final class Port implements AutoCloseable {
                 + messageLength + ", limit " + box.config.maxMessageBytes() + "); " + context);
     }
 
-    /** Waits until this side owns the packet: bounded by the peer's liveness and the reply timeout. */
+    /**
+     * Waits until this side owns the packet: bounded by the peer's liveness and the reply timeout. Meanwhile advances
+     * the thread's suspended receives below; a client receive suspends itself here for the waits nested above it.
+     */
     private void awaitOwnership(String what) {
         if (ownsPacket()) {
             return;
         }
-        long start = System.nanoTime();
-        idle.reset();
-        int polls = 0;
-        Runnable hook = box.waitHook;
-        while (!ownsPacket()) {
-            hook.run();
-            idle.idle();
-            if ((++polls & 15) == 0) {
-                box.link.checkAlive(); // a volatile read; throws PeerFailedException for a dead peer
-                long waited = System.nanoTime() - start;
-                if (waited > waitNanos) {
-                    throw new MailboxTimeoutException("port " + index + ": no " + what + " from the peer within "
-                            + waitNanos / 1_000_000 + " ms (waited " + waited / 1_000_000
-                            + " ms; the peer is alive but did not answer)");
+        Port[] chain = SUSPENDED.get();
+        boolean sending = sendSource != null;
+        boolean suspend = !server && (sending || phase == Phase.AWAITING); // a call's request or reply in flight
+        if (suspend) {
+            below = chain[0];
+            chain[0] = this;
+        }
+        try {
+            long start = System.nanoTime();
+            idle.reset();
+            int polls = 0;
+            Runnable hook = box.waitHook;
+            while (!ownsPacket() && !(sending && sendSource == null)) {
+                hook.run();
+                for (Port port = suspend ? below : chain[0]; port != null; port = port.below) {
+                    port.advance();
                 }
+                idle.idle();
+                if ((++polls & 15) == 0) {
+                    box.link.checkAlive(); // a volatile read; throws PeerFailedException for a dead peer
+                    long waited = System.nanoTime() - start;
+                    if (waited > waitNanos) {
+                        throw new MailboxTimeoutException("port " + index + ": no " + what + " from the peer within "
+                                + waitNanos / 1_000_000 + " ms (waited " + waited / 1_000_000
+                                + " ms; the peer is alive but did not answer)");
+                    }
+                }
+            }
+        } finally {
+            if (suspend) {
+                chain[0] = below;
+                below = null;
             }
         }
     }

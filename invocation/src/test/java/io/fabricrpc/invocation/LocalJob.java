@@ -18,6 +18,7 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicReference;
 import java.util.function.BiConsumer;
+import java.util.function.UnaryOperator;
 
 /** A job of P "processes" inside this JVM: P fabrics, each with its own transport endpoint and control plane. */
 public final class LocalJob implements AutoCloseable {
@@ -55,12 +56,18 @@ public final class LocalJob implements AutoCloseable {
     }
 
     public LocalJob(TransportFixture fixture, int processes, int threads, MessengerConfig messenger) {
+        this(fixture, processes, threads, messenger, UnaryOperator.identity());
+    }
+
+    /** As above, each rank's configuration passed through {@code adjust} (timeouts, packet size). */
+    public LocalJob(TransportFixture fixture, int processes, int threads, MessengerConfig messenger,
+                    UnaryOperator<FabricConfig> adjust) {
         this.processes = processes;
         this.threads = threads;
         int port = freePort();
         List<CompletableFuture<Fabric>> joining = new ArrayList<>();
         for (int rank = 0; rank < processes; rank++) {
-            FabricConfig config = config(fixture, rank, processes, threads, port, SECRET, messenger);
+            FabricConfig config = adjust.apply(config(fixture, rank, processes, threads, port, SECRET, messenger));
             joining.add(CompletableFuture.supplyAsync(() -> Fabric.join(config)));
         }
         for (CompletableFuture<Fabric> join : joining) {

@@ -12,6 +12,7 @@ import io.fabricrpc.transport.TransportFixture;
 import org.junit.jupiter.api.Test;
 
 import java.lang.foreign.MemorySegment;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
@@ -19,6 +20,8 @@ import java.util.Map;
 import java.util.Random;
 import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.CyclicBarrier;
+import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.AtomicReference;
 import java.util.concurrent.atomic.AtomicReferenceArray;
@@ -210,6 +213,143 @@ public abstract class MailboxCallsTest {
             assertEquals(300, answered);
             assertEquals(7L, (long) fabric.callReturn(dest, () -> 7L), "the worker survived every junk packet");
             assertTrue(reported.size() >= 300, "each junk call is reported where it ran: " + reported.size());
+        }
+    }
+
+    /** Both nested calls of the test below are running when this reaches zero. */
+    static volatile CountDownLatch bothServing;
+
+    static long[] resultWhileBothServe(int caller) {
+        bothServing.countDown();
+        try {
+            assertTrue(bothServing.await(20, TimeUnit.SECONDS), "the other worker never served our call");
+        } catch (InterruptedException e) {
+            throw new AssertionError(e);
+        }
+        long[] result = new long[8192]; // 64 KiB: 65 fragments of a 1 KiB packet
+        for (int i = 0; i < result.length; i++) {
+            result[i] = caller * 1_000_000L + i;
+        }
+        return result;
+    }
+
+    @Test
+    void twoWorkersCallingEachOtherStreamResultsFromTheirNestedServes() throws Exception {
+        // Each worker waits in its callReturn, serves the other's call meanwhile (both at once, by the latch) and
+        // streams a many-packet result to the other, whose fragments only the other's outer wait used to take.
+        bothServing = new CountDownLatch(2);
+        try (LocalJob job = new LocalJob(fixture(), 2, 1, MessengerConfig.defaults(),
+                config -> config.withCallTimeout(Duration.ofSeconds(5)))) {
+            long started = System.nanoTime();
+            AtomicReference<Throwable> failure = new AtomicReference<>();
+            List<Thread> workers = new ArrayList<>();
+            for (int r = 0; r < 2; r++) {
+                Fabric fabric = job.rank(r);
+                int rank = r;
+                workers.add(Thread.ofPlatform().daemon().name("worker-" + rank + ".0").start(() -> {
+                    try {
+                        fabric.attach(0, null);
+                        long[] result = fabric.callReturn(new ThreadId(1 - rank, 0), () -> resultWhileBothServe(rank));
+                        assertEquals(8192, result.length);
+                        for (int i = 0; i < result.length; i++) {
+                            assertEquals(rank * 1_000_000L + i, result[i], "element " + i + " of rank " + rank);
+                        }
+                    } catch (Throwable t) {
+                        failure.compareAndSet(null, t);
+                    }
+                }));
+            }
+            for (Thread worker : workers) {
+                worker.join(30_000); // bounds the test even if the timeouts fail to end a stall
+                assertTrue(!worker.isAlive(), worker.getName() + " still in its callReturn after 30 s");
+            }
+            assertNull(failure.get(), () -> "a worker failed: " + failure.get());
+            long millis = (System.nanoTime() - started) / 1_000_000;
+            assertTrue(millis < 5_000, "both calls took " + millis + " ms: within the 5 s timeout, no stall");
+            assertEquals(0, bothServing.getCount());
+        }
+    }
+
+    static long checksum(byte[] data) {
+        long sum = 0;
+        for (int i = 0; i < data.length; i++) {
+            sum = sum * 31 + data[i];
+        }
+        return sum;
+    }
+
+    @Test
+    void twoWorkersSendingLargeCallsToEachOtherAtOnceBothFinish() throws Exception {
+        // Both calls capture 40 KB (40 fragments of a 1 KiB packet): each worker serves the other's call while its
+        // own request still streams, and that call makes a callReturn of its own (to rank 2) in the middle.
+        CyclicBarrier together = new CyclicBarrier(2);
+        try (LocalJob job = new LocalJob(fixture(), 3, 1, MessengerConfig.defaults(),
+                config -> config.withCallTimeout(Duration.ofSeconds(5)))) {
+            job.rank(2).startHandlerThreads();
+            AtomicReference<Throwable> failure = new AtomicReference<>();
+            List<Thread> workers = new ArrayList<>();
+            for (int r = 0; r < 2; r++) {
+                Fabric fabric = job.rank(r);
+                int rank = r;
+                workers.add(Thread.ofPlatform().daemon().name("worker-" + rank + ".0").start(() -> {
+                    try {
+                        fabric.attach(0, null);
+                        Random random = new Random(rank);
+                        for (int round = 0; round < 20; round++) {
+                            byte[] big = new byte[40_000];
+                            random.nextBytes(big);
+                            together.await(20, TimeUnit.SECONDS);
+                            long sum = fabric.callReturn(new ThreadId(1 - rank, 0), () -> checksum(big)
+                                    + (long) Fabric.current().callReturn(new ThreadId(2, 0), () -> 1L));
+                            assertEquals(checksum(big) + 1, sum, "round " + round + " of rank " + rank);
+                        }
+                    } catch (Throwable t) {
+                        failure.compareAndSet(null, t);
+                        together.reset(); // the other worker stops at its next round instead of waiting
+                    }
+                }));
+            }
+            for (Thread worker : workers) {
+                worker.join(60_000);
+                assertTrue(!worker.isAlive(), worker.getName() + " still in its callReturn after 60 s");
+            }
+            assertNull(failure.get(), () -> "a worker failed: " + failure.get());
+        }
+    }
+
+    static final AtomicLong ONE_WAY = new AtomicLong();
+
+    /** The least bytes the calling thread allocated per call of {@code body} in a round of {@code calls} calls. */
+    private static double bytesPerCall(int calls, Runnable body) {
+        com.sun.management.ThreadMXBean threads =
+                (com.sun.management.ThreadMXBean) java.lang.management.ManagementFactory.getThreadMXBean();
+        long self = Thread.currentThread().threadId();
+        double best = Double.MAX_VALUE;
+        for (int round = 0; round < 20 && best > 8; round++) { // until compiled: the interpreter allocates
+            long before = threads.getThreadAllocatedBytes(self);
+            for (int i = 0; i < calls; i++) {
+                body.run();
+            }
+            best = Math.min(best, (threads.getThreadAllocatedBytes(self) - before) / (double) calls);
+        }
+        return best;
+    }
+
+    @Test
+    void aSteadyStateCallReturnAllocatesNothingOnTheCallingThread() throws Exception {
+        try (LocalJob job = new LocalJob(fixture(), 2, 1, MessengerConfig.defaults())) {
+            job.rank(1).startHandlerThreads();
+            Fabric fabric = job.rank(0);
+            ThreadId dest = new ThreadId(1, 0);
+            fabric.attach(0, null);
+            // Results are small Longs (cached): whatever is allocated is the call path's own.
+            double plain = bytesPerCall(10_000, () -> assertEquals(7L, (long) fabric.callReturn(dest, () -> 7L)));
+            // After a one-way call the request carries the messenger channel's order (sender, records sent).
+            assertTrue(fabric.call(dest, () -> ONE_WAY.incrementAndGet()));
+            double ordered = bytesPerCall(10_000, () -> assertEquals(7L, (long) fabric.callReturn(dest, () -> 7L)));
+            assertTrue(plain <= 8 && ordered <= 8, "bytes allocated per callReturn: " + plain
+                    + " without, " + ordered + " after one-way calls (bound 8)");
+            LocalJob.processUntil(fabric, () -> ONE_WAY.get() > 0, "the one-way call");
         }
     }
 }

@@ -24,6 +24,21 @@ public abstract class MessengerDecorator implements RecordChannel {
     }
 
     @Override
+    public void checkPoisoned() {
+        messenger.checkPoisoned();
+    }
+
+    @Override
+    public long failedRecords() {
+        return messenger.failedRecords();
+    }
+
+    @Override
+    public String latestFailure() {
+        return messenger.latestFailure();
+    }
+
+    @Override
     public long lastTicket() {
         return messenger.lastTicket();
     }

@@ -939,6 +939,42 @@ public abstract class MessengerTest {
     }
 
     @Test
+    void aHeaderThatSwallowsTheNextRecordIsASequenceGapNotASkippedCall() {
+        ConcurrentLinkedQueue<Throwable> errors = new ConcurrentLinkedQueue<>();
+        receiver.onError((sender, error) -> errors.add(error));
+        try (Messenger messenger = messenger(25, MessengerConfig.defaults().withChunks(4096, 2, 2))) {
+            long size = ChunkLayout.recordSize(16);
+            long perChunk = ChunkLayout.recordCapacity(4096) / size;
+            for (long i = 0; i < perChunk; i++) {
+                assertTrue(messenger.send(record(25, i, 0)));
+            }
+            messenger.flush();
+            messenger.link().awaitCompletion(messenger.lastTicket());
+            // Record 3's header now claims records 3 and 4 as one: without the sequence, call 4 would vanish unseen.
+            try (LocalRegion lie = senderEndpoint.allocate(8, RemoteAccess.NONE)) {
+                lie.segment().set(ValueLayout.JAVA_INT, 0, ChunkLayout.header(16 + size, 0));
+                messenger.link().awaitCompletion(messenger.link().writePublished(lie, 0, messenger.ring.current(),
+                        ChunkLayout.DATA_OFFSET + 3 * size, 4));
+            }
+            for (long i = perChunk; i < perChunk + 5; i++) {
+                assertTrue(messenger.send(record(25, i, 0))); // seals the first chunk, then fills the second
+            }
+            List<Long> ran = new ArrayList<>();
+            processUntilError((sender, tag, record, offset, length) ->
+                    ran.add(record.get(ValueLayout.JAVA_LONG_UNALIGNED, offset + 8)), errors);
+            assertEquals(perChunk - 1, ran.size(), "the first chunk's records, two of them read as one");
+            assertTrue(ran.stream().allMatch(sequence -> sequence < perChunk), "nothing of the second chunk ran");
+            CorruptChunkException gap = assertInstanceOf(CorruptChunkException.class, errors.peek());
+            assertEquals(PoisonReason.SEQUENCE_GAP, gap.reason(), gap.getMessage());
+            ChannelPoisonedException e = nextSendFails(messenger, 25);
+            assertEquals(PoisonReason.SEQUENCE_GAP, e.reason(), e.getMessage());
+            assertEquals(perChunk - 1, e.ranBeforePoisoning());
+            assertEquals(messenger.recordsSent() - (perChunk - 1), e.notRun(), e.getMessage());
+            assertTrue(e.getMessage().contains("numbers this chunk's records 0 + " + perChunk), e.getMessage());
+        }
+    }
+
+    @Test
     void aNotifyingRecordThatThrowsIsCountedBeforeItsConsumption() {
         try (Messenger messenger = messenger(24, MessengerConfig.defaults())) {
             receiver.onError((sender, error) -> { });

@@ -23,9 +23,14 @@ public abstract class MessengerDecorator implements RecordChannel {
         return messenger.consumedRecords();
     }
 
+    /** The messenger's verdict, counting the calls this layer accepted and holds among those not run. */
     @Override
     public void checkPoisoned() {
-        messenger.checkPoisoned();
+        try {
+            messenger.checkPoisoned();
+        } catch (ChannelPoisonedException e) {
+            throw e.withAccepted(recordsSent()); // the sending thread, holding no drain claim: the callers say so
+        }
     }
 
     @Override

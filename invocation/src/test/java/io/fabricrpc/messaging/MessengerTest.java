@@ -975,6 +975,39 @@ public abstract class MessengerTest {
     }
 
     @Test
+    void aPoisonedRetryAsyncChannelCountsItsQueuedCallsAmongThoseNotRun() {
+        ConcurrentLinkedQueue<Throwable> errors = new ConcurrentLinkedQueue<>();
+        receiver.onError((sender, error) -> errors.add(error));
+        MessengerConfig config = MessengerConfig.defaults().withChunks(4096, 2, 2).withFullPolicy(FullPolicy.RETRY_ASYNC);
+        try (AsyncQueueChannel channel = asyncChannel(26, config)) {
+            assertTrue(channel.send(9, record(26, 0, 0))); // rejected by the receiver below
+            for (long i = 1; i < 1000; i++) {
+                assertTrue(channel.send(record(26, i, 0))); // two chunks hold about 400: the rest is queued
+            }
+            long inMessenger = channel.messenger().recordsSent();
+            assertTrue(inMessenger < 1000, "calls are queued: " + inMessenger);
+            processUntilError((sender, tag, record, offset, length) -> {
+                if (tag == 9) {
+                    throw new RecordRejectedException(PoisonReason.UNKNOWN_KIND, "unknown kind 9", null);
+                }
+            }, errors);
+            long deadline = System.nanoTime() + 10_000_000_000L;
+            ChannelPoisonedException e = null;
+            while (e == null) {
+                try {
+                    channel.send(record(26, 5000, 0));
+                } catch (ChannelPoisonedException poisoned) {
+                    e = poisoned;
+                }
+                assertTrue(System.nanoTime() < deadline, "the sender never learned that its channel was dropped");
+            }
+            assertEquals(PoisonReason.UNKNOWN_KIND, e.reason());
+            assertEquals(0, e.ranBeforePoisoning());
+            assertTrue(e.notRun() >= 1000 && e.notRun() > inMessenger, "queued calls count too: " + e.getMessage());
+        }
+    }
+
+    @Test
     void aNotifyingRecordThatThrowsIsCountedBeforeItsConsumption() {
         try (Messenger messenger = messenger(24, MessengerConfig.defaults())) {
             receiver.onError((sender, error) -> { });

@@ -17,8 +17,10 @@
  * staging[t] when FLAG and t < a; one WRITE with the first VALID cleared (defer) or writePublished
  * (two WRITEs: all but the first byte, then the first byte alone); a waiting flag alone when t == a).
  * A send is append + transmit(defer), or append only (COALESCE: the link is backlogged, or
- * traditional aggregation). Seal: append the seal, transmit(false), wait for the next chunk to be
- * free and the owner's last ticket to complete, then T := (gen+1, 0), A := (gen+1, 0).
+ * traditional aggregation). Seal: post the chunk's sequence words (first record, count: an inline
+ * WRITE), append the seal, transmit(false), wait for the next chunk to be free and the owner's last
+ * ticket to complete, then T := (gen+1, 0), A := (gen+1, 0). The receiver checks the sequence words
+ * against its own count when it reads the seal (a gap poisons the channel in SenderInbox).
  * Agent, at any moment: acquire A, then T; unless T is BUSY or of another generation, and if work
  * is pending (t < a or FLAG), claim by CAS from the value read, post (the waiting flag first, then
  * writePublished [t, a)), release T := (gen, max(t, a)) (the A read may be stale: see STALE_A_OFF).
@@ -43,6 +45,8 @@
  *   AGENT_NO_CAS   the agent posts without claiming (reads T, posts, stores T)
  *   NO_AWAIT       the owner refills staging without awaiting its last ticket
  *   ONE_WRITE      writePublished as one WRITE: the first byte lands in any order with the rest
+ *   SEQ_AFTER_SEAL the owner posts the sequence words after the seal's WRITE: the receiver may read
+ *                  the seal before them (and would poison a sound channel)
  */
 #ifndef NCH
 #define NCH 1
@@ -91,6 +95,7 @@
 /* WRITEs: (kind, chunk generation, from, to, first byte) */
 #define W_DATA 1                /* staging [from, to) */
 #define W_BYTE 2                /* the 1-byte write of staging's control byte at from */
+#define W_SEQ 3                 /* the chunk's sequence words: (W_SEQ, gen, first record, count, 0) */
 #define FB_SKIP 255             /* W_DATA without its first byte (writePublished's first WRITE) */
 #define FB_SRC 254              /* W_DATA with its first byte from staging */
 /* any other first byte: W_DATA whose first byte is this value (writeFirstByteAs) */
@@ -99,6 +104,8 @@
 byte ctl[MEM];
 byte lng[MEM];
 byte pay[MEM];
+byte sfirst[NCH];               /* the sequence words of each chunk: its first record's number */
+byte scount[NCH];               /* ... and its record count (0 and 0 while unwritten) */
 /* ---- owner's staging: one chunk's worth, offsets as in the chunk ---- */
 byte sctl[NSLOTS];
 byte slen[NSLOTS];
@@ -213,9 +220,15 @@ inline transmit(defer) {
 /* The chunk is full: append the seal, transmit it, wait for the next chunk and for the writes that
  * read staging, move. */
 inline seal() {
+#ifndef SEQ_AFTER_SEAL
+	atomic { assert(len(wq) + 1 <= QN); wq!W_SEQ, gen, seq - CAP, CAP, 0; issued++ };
+#endif
 	atomic { sctl[pos] = VALID | SEALT; slen[pos] = LSEAL; pos++ };
 	A = AV(gen, pos);   /* release */
 	transmit(0);
+#ifdef SEQ_AFTER_SEAL
+	atomic { assert(len(wq) + 1 <= QN); wq!W_SEQ, gen, seq - CAP, CAP, 0; issued++; last = issued };
+#endif
 	atomic {
 #ifdef NO_AWAIT
 		gen + 1 - consumed <= NCH - 1 ->   /* BAD: staging refilled while WRITEs may still read it */
@@ -343,6 +356,9 @@ end:
 	:: atomic {
 		wq?k, g, from, to, fb ->
 		if
+		:: k == W_SEQ ->   /* an inline WRITE: read only after the seal, placed before any later WRITE */
+			assert(consumed <= g && g < consumed + NCH);
+			sfirst[g % NCH] = from; scount[g % NCH] = to; dirty = 1; mask = 0
 		:: k == W_BYTE -> mask = 1 << (3 * from)
 		:: else ->
 			s = from;
@@ -404,8 +420,11 @@ active proctype Receiver() {
 		:: !ok -> dirty    /* nothing to run yet: wait for a byte to land */
 		:: ok && (h & SEALT) ->
 			assert(hl == LSEAL && c == CAP);   /* a wholly placed seal, after the last record */
-			/* finishChunk: zero records and seal, then push the consumed count */
+			/* finishChunk: the sequence words match the records run; zero them, the records and
+			 * the seal, then push the consumed count */
 			atomic {
+				assert(sfirst[gen % NCH] == expect - c && scount[gen % NCH] == c);
+				sfirst[gen % NCH] = 0; scount[gen % NCH] = 0;
 				i = 0;
 				do
 				:: i <= c -> ctl[(gen % NCH) * NSLOTS + i] = 0; lng[(gen % NCH) * NSLOTS + i] = 0;

@@ -25,7 +25,8 @@
  *   optionally a flush (transmit) after any call; at the end a flush or nothing.
  * Transmitting [t, a): a window range: store H's header at t if H is at t (else all its headers
  * are out already); a staging range: copy staging [t, a) into the chunk, the first header last.
- * Seal: transmit what is pending, the seal header with release, T := (gen, CAP+1), A := (gen, CAP+1),
+ * Seal: transmit what is pending, the chunk's sequence words (first record, count; plain stores), the
+ * seal header with release (the receiver checks the words when it reads the seal), T := (gen, CAP+1), A := (gen, CAP+1),
  * in that order; wait for the next chunk to be free, T := (gen+1, 0), A := (gen+1, 0).
  * Agent, at any moment: acquire A, then T; unless T is BUSY, of another generation, or t >= a,
  * claim by CAS from the value read, transmit [t, a), release T := (gen, a).
@@ -78,6 +79,8 @@
 /* ---- receiver's chunks (stored into directly by owner and agent over the window) ---- */
 byte hdr[MEM];
 byte pay[MEM];
+byte sfirst[NCH];               /* the sequence words of each chunk: its first record's number */
+byte scount[NCH];               /* ... and its record count */
 /* ---- owner's staging (small records), read by the claimant's copy ---- */
 byte shdr[NSLOTS];
 byte spay[NSLOTS];
@@ -204,6 +207,7 @@ active proctype Owner() {
 		if
 		:: pos == CAP ->   /* seal: transmit, the seal header (release), wait for the next chunk */
 			transmit();
+			atomic { sfirst[gen % NCH] = seq - CAP; scount[gen % NCH] = CAP };   /* plain stores */
 			WSTORE(hdr, gen, CAP, SEALH);
 			advanceTA(CAP + 1);
 			atomic { gen + 1 - consumed <= NCH - 1 -> gen++; pos = 0 };
@@ -301,7 +305,9 @@ active proctype Receiver() {
 		if
 		:: h == SEALH ->
 			assert(c == CAP);
-			atomic {   /* zero records and seal, then push the consumed count */
+			atomic {   /* the sequence words match; zero them, records and seal, then push */
+				assert(sfirst[gen % NCH] == expect - c && scount[gen % NCH] == c);
+				sfirst[gen % NCH] = 0; scount[gen % NCH] = 0;
 				i = 0;
 				do
 				:: i <= c -> hdr[(gen % NCH) * NSLOTS + i] = 0; pay[(gen % NCH) * NSLOTS + i] = 0; i++

@@ -191,6 +191,7 @@ run transmit-staged-no-await-NEG messenger_transmit_staged.pml violation "-DNCH=
 run transmit-staged-onewrite-NEG messenger_transmit_staged.pml violation "-DNCH=1 -DCAP=2 -DNREC=3 -DNO_GHOST -DONE_WRITE" "$tiny" "-w18"
 run transmit-staged-stale-a-off-NEG messenger_transmit_staged.pml violation "-DNCH=1 -DCAP=2 -DNREC=3 -DNO_GHOST -DSTALE_A_OFF" "$tiny" "-w20"
 run transmit-staged-owner-ticket-NEG messenger_transmit_staged.pml violation "-DNCH=2 -DCAP=1 -DNREC=2 -DNO_GHOST -DOWNER_TICKET_ONLY" "$tiny" "-w20"
+run transmit-staged-seq-after-seal-NEG messenger_transmit_staged.pml violation "-DNCH=1 -DCAP=1 -DNREC=2 -DSEQ_AFTER_SEAL" "$tiny" "-w20"
 # Waiting calls (RETRY_ASYNC queue, ovfl exceeding calls) drained by the sender or the agent
 # under a drain claim: FIFO, exactly once, one writer of the messenger at a time, no deadlock.
 run drain-claim-r1-x3     waiting_calls_drain.pml pass "-DRING=1 -DNREC=3" "$tiny" "-w18"

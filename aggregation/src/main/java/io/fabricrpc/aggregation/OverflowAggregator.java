@@ -77,6 +77,7 @@ final class OverflowAggregator extends Aggregator {
 
     /** Holding the claim: drains waiting calls first, then sends directly if room is left, else parks the call. */
     private boolean sendBehindExceeding(int tag, RecordWriter writer) {
+        checkPoisoned(); // a parked call would never run (parked ones count among those not run)
         claim.claim(name);
         try {
             if (tail == head || drain()) {

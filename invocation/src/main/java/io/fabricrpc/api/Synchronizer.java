@@ -73,6 +73,8 @@ public final class Synchronizer {
      * @param timeout the longest wait
      *
      * @throws io.fabricrpc.transport.PeerFailedException if a destination fails first
+     * @throws RemoteCallsFailedException if calls counted by a CONSUMED synchronizer threw at their destination
+     * @throws io.fabricrpc.messaging.ChannelPoisonedException if a destination dropped a channel with calls pending
      * @throws SynchronizerTimeoutException if calls are still pending after {@code timeout}
      */
     public void await(Duration timeout) {
@@ -142,6 +144,25 @@ public final class Synchronizer {
             }
         }
         return pending;
+    }
+
+    /**
+     * Calls a CONSUMED synchronizer counts ran and threw at their destination: the cause carries the latest one's class
+     * name and message (as the receiver reported them, truncated); every failure is also on the receiver's error
+     * listener. The calls still count down.
+     */
+    public static final class RemoteCallsFailedException extends RuntimeException {
+        private static final long serialVersionUID = 1L;
+
+        /**
+         * Creates the exception.
+         *
+         * @param message how many calls threw, where, and the latest failure
+         * @param cause the latest failure, as text
+         */
+        public RemoteCallsFailedException(String message, io.fabricrpc.serialization.RemoteInvocationException cause) {
+            super(message, cause);
+        }
     }
 
     /** Calls did not count down in time although their destinations are alive. */

@@ -4,8 +4,14 @@ import io.fabricrpc.fabric.ThreadId;
 import io.fabricrpc.mailbox.CorruptPacketException;
 import io.fabricrpc.mailbox.PacketReader;
 import io.fabricrpc.mailbox.Port;
+import io.fabricrpc.messaging.PoisonReason;
 import io.fabricrpc.messaging.RecordHandler;
+import io.fabricrpc.messaging.RecordRejectedException;
 import io.fabricrpc.serialization.CallDecoder;
+import io.fabricrpc.serialization.CallDecodingException;
+import io.fabricrpc.serialization.FunctionNotAllowedException;
+import io.fabricrpc.serialization.UnknownFunctionException;
+import io.fabricrpc.serialization.WrongContextException;
 import io.fabricrpc.serialization.CallRecordDescriptor;
 import io.fabricrpc.serialization.ResultCodec;
 import io.fabricrpc.serialization.ResultTooLargeException;
@@ -74,8 +80,26 @@ final class CallReceiver implements RecordHandler {
         return decoder;
     }
 
+    /**
+     * Runs one record. A record of an unknown kind, or one the decoder cannot read (an unknown function id, a malformed
+     * record or definition), drops the channel: function ids and definitions travel in the channel's stream, so the
+     * records behind it can no longer be trusted ({@link RecordRejectedException}). A refused function, a wrong
+     * context and whatever the function throws fail that call only.
+     */
     @Override
     public void onRecord(long sender, int tag, MemorySegment record, long offset, long length) {
+        try {
+            run(sender, tag, record, offset, length);
+        } catch (UnknownFunctionException e) {
+            throw new RecordRejectedException(PoisonReason.UNKNOWN_FUNCTION, e.getMessage(), e);
+        } catch (FunctionNotAllowedException | WrongContextException e) {
+            throw e;
+        } catch (CallDecodingException e) {
+            throw new RecordRejectedException(PoisonReason.DECODE_ERROR, e.getMessage(), e);
+        }
+    }
+
+    private void run(long sender, int tag, MemorySegment record, long offset, long length) {
         long limit = offset + length;
         switch (tag) {
             case InvocationRecords.CALL -> decoder(sender).invoke(record, offset, limit, null);
@@ -99,8 +123,8 @@ final class CallReceiver implements RecordHandler {
             }
             case InvocationRecords.BROADCAST -> broadcast(record, offset, limit);
             case InvocationRecords.SHUTDOWN_SIGNAL -> shutdownSignals++;
-            default -> throw new IllegalArgumentException("unknown invocation kind " + tag + " in a " + length
-                    + "-byte record from " + ThreadId.fromLong(sender));
+            default -> throw new RecordRejectedException(PoisonReason.UNKNOWN_KIND, "unknown invocation kind " + tag
+                    + " in a " + length + "-byte record from " + ThreadId.fromLong(sender), null);
         }
     }
 

@@ -71,6 +71,7 @@ public final class AsyncQueueChannel extends MessengerDecorator {
 
     /** Holding the claim: drains waiting calls first, sends directly if room is left, else queues the call. */
     private boolean sendBehindQueue(int tag, RecordWriter writer) {
+        checkPoisoned(); // a queued call would never run (before the claim: recordsSent takes it)
         claim.claim(name);
         try {
             if (!(queued && !drain()) && messenger.send(tag, writer)) {

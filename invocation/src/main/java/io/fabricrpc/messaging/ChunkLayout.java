@@ -9,10 +9,13 @@ import java.lang.invoke.VarHandle;
  *
  * <pre>
  * Chunk (RemoteAccess.WRITE; allocated by the receiving process through a no-setup service call; zeroed):
- *  0                                    64                                              chunkSize
- *  +------------------------------------+---------------------------------+----------+----------+
- *  | (reserved)                         | record | record | ...           | seal     | zeros    |
- *  +------------------------------------+---------------------------------+----------+----------+
+ *  0              8              16                   64                                     chunkSize
+ *  +--------------+--------------+-------------------+-------------------------+------+-------+
+ *  | first record | record count | (reserved)        | record | record | ...    | seal | zeros |
+ *  +--------------+--------------+-------------------+-------------------------+------+-------+
+ *  first record, record count (little-endian longs): the chunk's sequence, written by the sender just before its
+ *  seal (posted before the seal's write, or stored before the seal's release); the receiver checks both against
+ *  its own count when it reads the seal, so a gap or a repeat poisons the channel instead of being skipped
  *
  * Record (4-byte aligned; a call costs 4 bytes of framing plus up to 3 of padding):
  *  0         1        2        3        4                       4 + length          recordSize(length)
@@ -28,15 +31,21 @@ import java.lang.invoke.VarHandle;
  *  control = VALID | SEAL_TAG (31), plus FOLLOWS when it starts its write, and the length field holds the growth
  *  (0..255): how many new chunks the sender inserted into its ring right after this chunk
  *
- * Notification slot (in the <em>sender's</em> memory, RemoteAccess.WRITE, 48 bytes per messenger):
- *  0                                  24                                 48
- *  +----------------------------------+----------------------------------+
- *  | consumed chunks (CounterSlot)    | consumed records (CounterSlot)   |
- *  +----------------------------------+----------------------------------+
+ * Notification slot (in the <em>sender's</em> memory, RemoteAccess.WRITE, 376 bytes per messenger):
+ *  0            24           48           72         88            184             280             376
+ *  +------------+------------+------------+----------+-------------+---------------+---------------+
+ *  | consumed   | consumed   | failed     | poison   | poison text | failure text  | failure text  |
+ *  | chunks     | records    | records    | word     |             | (failed even) | (failed odd)  |
+ *  +------------+------------+------------+----------+-------------+---------------+---------------+
  *  consumed chunks:  pushed by the receiver when (and only when) a chunk is finished
  *  consumed records: pushed after handling a record tagged TAG_NOTIFY (Seriema's consumed-side Synchronizer)
- *  Each counter has a single writer (the destination thread); CounterSlot keeps a reader from ever seeing a
- *  value torn by a responder that places 8-byte writes byte by byte.
+ *  failed records:   TAG_NOTIFY records whose handler threw, pushed before that record's consumed count; the
+ *                    text of the latest is in the text slot of its parity, written before the count
+ *  poison word:      byte 0 = reason code (0: open; PoisonReason), bytes 8..15 = records run before the
+ *                    poisoning point; written once, as one inline write whose first byte lands last, after the
+ *                    poison text (a length byte and up to 95 bytes of UTF-8)
+ *  Every word has a single writer (the destination thread); the three counters are CounterSlots, so a reader
+ *  never sees a value torn by a responder that places 8-byte writes byte by byte.
  * </pre>
  *
  * <p><b>Publication.</b> A record is complete, and the receiver may read it, once any of these holds:
@@ -93,7 +102,20 @@ public final class ChunkLayout {
     private static final int LENGTH_MARKS = 0x80_80_80_00;
     public static final int NOTIFY_CHUNKS_OFFSET = 0;
     public static final int NOTIFY_RECORDS_OFFSET = io.fabricrpc.transport.CounterSlot.LENGTH;
-    public static final int NOTIFY_LENGTH = 2 * io.fabricrpc.transport.CounterSlot.LENGTH;
+    public static final int NOTIFY_FAILURES_OFFSET = 2 * io.fabricrpc.transport.CounterSlot.LENGTH;
+    public static final int NOTIFY_POISON_OFFSET = 3 * io.fabricrpc.transport.CounterSlot.LENGTH;
+    /** In the poison word: the count of records run before the poisoning point. */
+    static final int POISON_RAN_OFFSET = 8;
+    static final int POISON_WORD_LENGTH = 16;
+    /** A text slot: a length byte, then up to {@link #NOTIFY_TEXT_LENGTH} - 1 bytes of UTF-8. */
+    static final int NOTIFY_TEXT_LENGTH = 96;
+    public static final int NOTIFY_POISON_TEXT_OFFSET = NOTIFY_POISON_OFFSET + POISON_WORD_LENGTH;
+    public static final int NOTIFY_FAILURE_TEXT_OFFSET = NOTIFY_POISON_TEXT_OFFSET + NOTIFY_TEXT_LENGTH;
+    public static final int NOTIFY_LENGTH = NOTIFY_FAILURE_TEXT_OFFSET + 2 * NOTIFY_TEXT_LENGTH;
+    /** The chunk's sequence words, before the data area: its first record's number and its record count. */
+    static final int SEQUENCE_FIRST_OFFSET = 0;
+    static final int SEQUENCE_COUNT_OFFSET = 8;
+    static final int SEQUENCE_LENGTH = 16;
     public static final int MIN_CHUNK_SIZE = 4096;
 
     /** Acquiring loads of record headers (4-byte aligned). */

@@ -8,6 +8,7 @@ import io.fabricrpc.transport.RemoteRegion;
 import org.agrona.concurrent.IdleStrategy;
 
 import java.lang.foreign.MemorySegment;
+import java.lang.foreign.ValueLayout;
 import java.lang.invoke.MethodHandles;
 import java.lang.invoke.VarHandle;
 import java.util.Arrays;
@@ -50,7 +51,14 @@ final class ChunkRing {
     private long sealed;
     private long knownConsumed;
     private long knownConsumedRecords;
+    private long knownFailedRecords;
+    /** The first byte of the poison word in the notification slot: 0 while the receiver keeps the channel. */
+    final MemorySegment poisonWord;
     private int growthSinceSeal;
+    /** Records framed into chunks before the current one: the current chunk's first record number. */
+    private long recordsBeforeChunk;
+    /** The sequence words of the chunk being sealed, written from here (inline: no registered source needed). */
+    private final MemorySegment sequence = java.lang.foreign.Arena.ofAuto().allocate(ChunkLayout.SEQUENCE_LENGTH, 8);
     // Counters (owner thread writes, the counters publisher reads): slow paths only, once per chunk or per wait.
     private long retryWaits;
     private volatile int chunkCount;
@@ -66,6 +74,7 @@ final class ChunkRing {
         this.config = config;
         this.notifyRegion = notifyRegion;
         this.notifyOffset = notifyOffset;
+        this.poisonWord = notifyRegion.segment().asSlice(notifyOffset + ChunkLayout.NOTIFY_POISON_OFFSET, 1);
     }
 
     /**
@@ -86,10 +95,16 @@ final class ChunkRing {
     /**
      * Leaves the current chunk: seals it first, with whatever is pending, even if the move must wait (the receiver
      * frees a chunk only once it is sealed). Returns false, leaving the chunk sealed, while the next is not free.
+     * {@code records}: records framed so far, all of them in this chunk or before it.
      */
-    boolean advance(RecordAppender appender, Publisher publisher) {
+    boolean advance(RecordAppender appender, Publisher publisher, long records) {
         if (!appender.sealed) {
             int growth = growthForSeal();
+            sequence.set(ValueLayout.JAVA_LONG_UNALIGNED, ChunkLayout.SEQUENCE_FIRST_OFFSET, recordsBeforeChunk);
+            sequence.set(ValueLayout.JAVA_LONG_UNALIGNED, ChunkLayout.SEQUENCE_COUNT_OFFSET, records - recordsBeforeChunk);
+            // Posted before the seal's write (or stored before its release): the receiver reads it after the seal.
+            link.writePublishedInline(sequence, 0, chunks[current], 0, ChunkLayout.SEQUENCE_LENGTH);
+            recordsBeforeChunk = records;
             if (window == null) {
                 appender.frameSeal(growth, RecordAppender.STAGE);
                 appender.soAppended();
@@ -119,15 +134,16 @@ final class ChunkRing {
     }
 
     /** RETRY: advances, waiting for the receiver to free a chunk (bounded by the timeout), running {@code helper}. */
-    void awaitSpace(RecordAppender appender, Publisher publisher, IdleStrategy idle, Runnable helper) {
+    void awaitSpace(RecordAppender appender, Publisher publisher, IdleStrategy idle, Runnable helper, long records) {
         long start = System.nanoTime();
         long timeout = config.timeout().toNanos();
         MessagingEvents.RingFull event = new MessagingEvents.RingFull(); // slow path only: a wait for room
         retryWaits++;
         event.begin();
         idle.reset();
-        while (!advance(appender, publisher)) {
+        while (!advance(appender, publisher, records)) {
             link.checkAlive();
+            checkOpen(records);
             if (System.nanoTime() - start > timeout) {
                 commit(event, true);
                 throw new MessagingException("destination thread " + ThreadNames.of(destination)
@@ -219,6 +235,27 @@ final class ChunkRing {
         }
         knownConsumed = pushed;
         return pushed;
+    }
+
+    /** Throws if the receiver dropped the channel ({@link ChannelNotices}); {@code records}: accepted so far. */
+    void checkOpen(long records) {
+        if (ChannelNotices.reasonCode(poisonWord) != 0) {
+            throw poisoned(records);
+        }
+    }
+
+    ChannelPoisonedException poisoned(long records) {
+        return ChannelNotices.poisoned(notifyRegion.segment(), notifyOffset, sender, destination, records);
+    }
+
+    /** Notifying records whose handler threw, as of the receiver's latest push (pushed before their consumption). */
+    long failedRecords() {
+        knownFailedRecords = ChannelNotices.failures(notifyRegion.segment(), notifyOffset, knownFailedRecords);
+        return knownFailedRecords;
+    }
+
+    String latestFailure() {
+        return ChannelNotices.latestFailure(notifyRegion.segment(), notifyOffset);
     }
 
     /** Records the receiver has handled, as of its latest push (only records tagged TAG_NOTIFY push). */

@@ -29,8 +29,8 @@ import java.util.concurrent.locks.LockSupport;
  * Thread-safe.
  */
 public final class MessagingNode implements AutoCloseable {
-    /** Notification words are spaced a cache line apart so receivers pushing to different messengers do not collide. */
-    private static final int NOTIFY_STRIDE = 64; // holds the notification slot (ChunkLayout.NOTIFY_LENGTH)
+    /** Notification slots start on cache lines so receivers pushing to different messengers do not collide. */
+    private static final int NOTIFY_STRIDE = (ChunkLayout.NOTIFY_LENGTH + 63) & -64;
     private static final int NOTIFY_SLOTS_PER_REGION = 64;
 
     private final Transport transport;
@@ -234,22 +234,7 @@ public final class MessagingNode implements AutoCloseable {
                     status = ChunkServiceMessages.STATUS_ALLOCATION_FAILED;
                 }
                 if (status == ChunkServiceMessages.STATUS_OK) {
-                    InboxKey key = new InboxKey(sender, destination);
-                    SenderInbox inbox = inboxes.get(key);
-                    if (inbox == null) {
-                        RemoteRegion notify = RemoteRegion.decode(request, ChunkServiceMessages.REQ_NOTIFY_REGION);
-                        long notifyOffset = request.get(ValueLayout.JAVA_LONG_UNALIGNED, ChunkServiceMessages.REQ_NOTIFY_OFFSET);
-                        inbox = new SenderInbox(sender, destination, from, notify, notifyOffset, chunkSize, chunks);
-                        inboxes.put(key, inbox);
-                        if (isFenced(sender)) { // fenced meanwhile: fence() may have missed it
-                            inbox.fence("the job declared rank " + (sender >>> 32) + " failed");
-                        }
-                        counters.register(new InboxCounters(inbox, sender, destination));
-                        receiver.arrivals.add(inbox); // the destination thread picks it up at its next poll
-                    } else {
-                        inbox.grantedChunks += chunks.size();
-                        inbox.grown.addAll(chunks); // in allocation order, before the reply lets the sender seal
-                    }
+                    status = fileChunks(from, request, sender, destination, chunkSize, receiver, chunks);
                 }
             }
         }
@@ -266,6 +251,34 @@ public final class MessagingNode implements AutoCloseable {
                 LockSupport.parkNanos(10_000);
             }
         }
+    }
+
+    /** Service thread: files granted chunks with the sender's inbox, creating it on the first grant. */
+    private int fileChunks(Link from, MemorySegment request, long sender, long destination, int chunkSize,
+                           ReceivingThread receiver, List<LocalRegion> chunks) {
+        InboxKey key = new InboxKey(sender, destination);
+        SenderInbox inbox = inboxes.get(key);
+        if (inbox != null) {
+            inbox.grantedChunks += chunks.size();
+            inbox.grown.addAll(chunks); // in allocation order, before the reply lets the sender seal
+            return ChunkServiceMessages.STATUS_OK;
+        }
+        RemoteRegion notify = RemoteRegion.decode(request, ChunkServiceMessages.REQ_NOTIFY_REGION);
+        long notifyOffset = request.get(ValueLayout.JAVA_LONG_UNALIGNED, ChunkServiceMessages.REQ_NOTIFY_OFFSET);
+        try {
+            inbox = new SenderInbox(sender, destination, from, notify, notifyOffset, chunkSize, chunks);
+        } catch (RuntimeException e) { // a notification slot outside its region: refused, not left unanswered
+            chunks.forEach(LocalRegion::close);
+            chunks.clear();
+            return ChunkServiceMessages.STATUS_MALFORMED;
+        }
+        inboxes.put(key, inbox);
+        if (isFenced(sender)) { // fenced meanwhile: fence() may have missed it
+            inbox.fence("the job declared rank " + (sender >>> 32) + " failed");
+        }
+        counters.register(new InboxCounters(inbox, sender, destination));
+        receiver.arrivals.add(inbox); // the destination thread picks it up at its next poll
+        return ChunkServiceMessages.STATUS_OK;
     }
 
     /**
@@ -285,6 +298,20 @@ public final class MessagingNode implements AutoCloseable {
     /** Whether the process of sender thread {@code sender} was declared failed. */
     public boolean isFenced(long sender) {
         return !fencedRanks.isEmpty() && fencedRanks.contains((int) (sender >>> 32));
+    }
+
+    /**
+     * A sender left something pending (a flag, held calls) in {@code messenger}: the agent watches it from the first
+     * time on ({@code watched} false), and is woken if asleep afterwards. Returns true: the messenger is watched.
+     */
+    boolean watchOrWake(Messenger messenger, boolean watched) {
+        java.lang.invoke.VarHandle.fullFence(); // Dekker with the agent's sleep (IdleHandshake): pending store, then load
+        if (watched) {
+            agent.wake();
+        } else {
+            watchDeferred(messenger); // once per messenger: the agent bounds how long records wait
+        }
+        return true;
     }
 
     /** The agent watches what {@code messenger} leaves pending (flags, held calls) from now on. */

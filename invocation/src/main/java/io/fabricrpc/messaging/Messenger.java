@@ -3,10 +3,8 @@ package io.fabricrpc.messaging;
 import io.fabricrpc.transport.Link;
 import io.fabricrpc.transport.LocalRegion;
 import io.fabricrpc.transport.RemoteAccess;
-import io.fabricrpc.transport.RemoteRegion;
 import org.agrona.concurrent.IdleStrategy;
 
-import java.lang.invoke.VarHandle;
 import java.time.Duration;
 
 /**
@@ -66,11 +64,13 @@ public final class Messenger implements RecordChannel {
      * Sends one record with {@code tag} (0..{@link ChunkLayout#MAX_APPLICATION_TAG}, optionally with
      * {@link ChunkLayout#TAG_NOTIFY}); its sequence number is {@link #recordsSent()} right after. False only under FAIL
      * with every chunk full; a {@link MessagingException} if it cannot fit an empty chunk, the receiver frees none
-     * within the timeout (RETRY) or allocation fails; {@link io.fabricrpc.transport.PeerFailedException} if it is gone.
+     * within the timeout (RETRY) or allocation fails; {@link ChannelPoisonedException} if the receiver dropped the
+     * channel; {@link io.fabricrpc.transport.PeerFailedException} if it is gone.
      */
     @Override
     public boolean send(int tag, RecordWriter writer) {
         RecordAppender.checkTag(tag);
+        checkPoisoned();
         if (publisher == null) {
             publisher = ring.setUp(appender);
         }
@@ -114,12 +114,12 @@ public final class Messenger implements RecordChannel {
         appender.soAppended();
         if (coalesces && link.isBacklogged(publisher.lastTicket())) {
             mayBePending = true; // held: the next call's WRITE, or the agent, carries it
-            watch();
+            watched = node.watchOrWake(this, watched);
             return true;
         }
         publisher.transmit(defers);
         if (defers) {
-            watch(); // the agent bounds how long the flag waits
+            watched = node.watchOrWake(this, watched); // the agent bounds how long the flag waits
         }
         return true;
     }
@@ -127,6 +127,7 @@ public final class Messenger implements RecordChannel {
     /** Frames one record, untransmitted (the next transmit, send, seal or claim carries it); FullPolicy when full. */
     public boolean frame(int tag, RecordWriter writer) {
         RecordAppender.checkTag(tag);
+        checkPoisoned();
         link.checkAlive(); // a fenced or failed peer refuses the call now, not when the batch goes out
         int length = writer.knownLength();
         if (publisher != null && length > 0 && !appender.sealed && length <= appender.room()) {
@@ -186,7 +187,7 @@ public final class Messenger implements RecordChannel {
         if (config.fullPolicy() == FullPolicy.FAIL) {
             return false;
         }
-        ring.awaitSpace(appender, publisher, idle, waitHelper);
+        ring.awaitSpace(appender, publisher, idle, waitHelper, recordsSent);
         mayBePending = false;
         if (!(transmit ? sendOnce(tag, writer) : frameOnce(tag, writer))) {
             throw oversize();
@@ -200,6 +201,7 @@ public final class Messenger implements RecordChannel {
      * whole ones as fit, moving to the next chunk first if none does. Returns the bytes taken; 0 if every chunk is full.
      */
     public long writeFramed(LocalRegion source, long offset, long length) {
+        checkPoisoned();
         if (publisher == null) {
             publisher = ring.setUp(appender);
         }
@@ -263,16 +265,6 @@ public final class Messenger implements RecordChannel {
         return p != null && !closed && p.transmitIfStale();
     }
 
-    private void watch() {
-        VarHandle.fullFence(); // Dekker with the agent's "sleeps" (IdleHandshake): the pending store, then that load
-        if (!watched) {
-            watched = true;
-            node.watchDeferred(this); // once per messenger: the agent bounds how long records wait
-        } else {
-            node.wakeAgentIfAsleep();
-        }
-    }
-
     /** Transmits records and a flag left waiting for the next call, if any. Any thread; waits call it. */
     @Override
     public void publishDeferred() {
@@ -286,7 +278,7 @@ public final class Messenger implements RecordChannel {
 
     /** Seals the current chunk (transmitting what is pending) and moves on if the next is free. */
     private boolean advance() {
-        boolean moved = ring.advance(appender, publisher);
+        boolean moved = ring.advance(appender, publisher, recordsSent);
         mayBePending = false;
         return moved;
     }
@@ -319,14 +311,6 @@ public final class Messenger implements RecordChannel {
         waitHelper.run();
     }
 
-    long writeOffset() { // where the next record goes, and in which chunk (tests play a misbehaving sender)
-        return ChunkLayout.DATA_OFFSET + appender.position;
-    }
-
-    RemoteRegion currentChunk() {
-        return ring.current();
-    }
-
     @Override
     public Link link() {
         return link;
@@ -340,6 +324,21 @@ public final class Messenger implements RecordChannel {
     @Override
     public long consumedRecords() { // handled by the receiver as of its latest push (TAG_NOTIFY records push)
         return ring.consumedRecords();
+    }
+
+    @Override
+    public void checkPoisoned() { // one local acquiring load: the receiver's poison word, 0 while the channel is open
+        ring.checkOpen(recordsSent);
+    }
+
+    @Override
+    public long failedRecords() { // TAG_NOTIFY records whose handler threw, pushed before their consumed count
+        return ring.failedRecords();
+    }
+
+    @Override
+    public String latestFailure() {
+        return ring.latestFailure();
     }
 
     /** The ticket of the latest write for this messenger, by any claimant ({@link Link#isComplete}). */
@@ -372,8 +371,7 @@ public final class Messenger implements RecordChannel {
         return config.maxPayload();
     }
 
-    /** A call too large for any chunk: names the sizes and the setting that raises them. */
-    public MessagingException oversize() {
+    public MessagingException oversize() { // a call too large for any chunk: names the sizes and the setting to raise
         return new MessagingException("call of more than " + maxPayload() + " bytes does not fit an empty chunk of "
                 + config.chunkSize() + " bytes (" + this + "); raise MessengerConfig.chunkSize (FabricConfig.withMessenger)");
     }

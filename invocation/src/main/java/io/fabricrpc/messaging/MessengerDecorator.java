@@ -23,6 +23,26 @@ public abstract class MessengerDecorator implements RecordChannel {
         return messenger.consumedRecords();
     }
 
+    /** The messenger's verdict, counting the calls this layer accepted and holds among those not run. */
+    @Override
+    public void checkPoisoned() {
+        try {
+            messenger.checkPoisoned();
+        } catch (ChannelPoisonedException e) {
+            throw e.withAccepted(recordsSent()); // the sending thread, holding no drain claim: the callers say so
+        }
+    }
+
+    @Override
+    public long failedRecords() {
+        return messenger.failedRecords();
+    }
+
+    @Override
+    public String latestFailure() {
+        return messenger.latestFailure();
+    }
+
     @Override
     public long lastTicket() {
         return messenger.lastTicket();

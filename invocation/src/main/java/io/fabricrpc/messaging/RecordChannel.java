@@ -45,6 +45,23 @@ public interface RecordChannel extends AutoCloseable {
     /** Records the receiver has handled, as of its latest push (pushed after TAG_NOTIFY records). */
     long consumedRecords();
 
+    /**
+     * Throws {@link ChannelPoisonedException} if the receiver dropped this channel (it tells the sender through the
+     * channel's notification slot); cheap, a local load. Sending thread.
+     */
+    default void checkPoisoned() {
+    }
+
+    /** Records tagged TAG_NOTIFY whose handler threw at the receiver, as of its latest push (before their consumption). */
+    default long failedRecords() {
+        return 0;
+    }
+
+    /** The receiver's text of the latest failure {@link #failedRecords()} counts: the class name, a newline, the message. */
+    default String latestFailure() {
+        return "";
+    }
+
     /** Completion ticket of the latest write issued on {@link #link()}. */
     long lastTicket();
 

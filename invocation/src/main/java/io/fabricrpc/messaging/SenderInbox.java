@@ -15,12 +15,21 @@ import java.util.concurrent.ConcurrentLinkedQueue;
  * The receiving half of one messenger (one sender thread to one destination thread): the circular buffer of
  * chunks the sender fills, walked in the same order as the sender's (see {@link ChunkLayout}). Polled only by
  * the destination thread; chunks for growth arrive from the service thread through a concurrent queue.
+ *
+ * <p>Invariant: the inbox either advances whole (records run, chunk zeroed, count pushed, ring moved) or is
+ * poisoned: {@code failure} is set, reported once, the sender told through its poison word ({@link ChannelNotices}),
+ * and nothing is consumed again. A corrupt record, a rejected record, a sequence gap and a failed push all poison.
  */
 final class SenderInbox {
     private final long sender;
     private final long destination;
     private final CounterSlot.Writer consumedChunksPush;
     private final CounterSlot.Writer consumedRecordsPush;
+    private final ChannelNotices notices;
+    /** Records consumed before the current chunk: its sequence words must name this and the count since. */
+    private long recordsBeforeChunk;
+    /** Notifying records whose handler threw (pushed with their text before their consumed count). */
+    private long failedNotifying;
     private final int recordCapacity;
     /** The chunk size every grant for this inbox has; set at creation. */
     final int chunkSize;
@@ -58,6 +67,7 @@ final class SenderInbox {
         this.consumedChunksPush = new CounterSlot.Writer(link, notifyRegion, notifyOffset + ChunkLayout.NOTIFY_CHUNKS_OFFSET);
         this.consumedRecordsPush = new CounterSlot.Writer(link, notifyRegion,
                 notifyOffset + ChunkLayout.NOTIFY_RECORDS_OFFSET);
+        this.notices = new ChannelNotices(link, notifyRegion, notifyOffset);
         this.recordCapacity = ChunkLayout.recordCapacity(chunkSize);
         this.chunkSize = chunkSize;
         this.grantedChunks = initialChunks.size();
@@ -104,10 +114,31 @@ final class SenderInbox {
         try {
             return consume(handler, limit, errors);
         } catch (CorruptChunkException e) {
-            failure = e;
-            errors.onError(sender, e);
+            poison(e.reason(), e, errors);
             return 0;
         }
+    }
+
+    /**
+     * Drops this sender's channel: reported once here, and written to the sender's poison word with the count of
+     * records consumed before this point. If even that write fails, the link is failing and the sender learns it so.
+     */
+    private void poison(PoisonReason reason, RuntimeException cause, ReceivingThread.ErrorListener errors) {
+        failure = cause;
+        try {
+            notices.poison(reason, consumedRecords, cause instanceof CorruptChunkException c ? c.detail()
+                    : cause.getMessage() == null ? cause.getClass().getName() : cause.getMessage());
+        } catch (RuntimeException e) {
+            cause.addSuppressed(e);
+        }
+        errors.onError(sender, cause);
+    }
+
+    /** A push to the sender failed: the inbox cannot advance as the sender sees it, so it is poisoned instead. */
+    private void pushFailed(String what, RuntimeException e, ReceivingThread.ErrorListener errors) {
+        poison(PoisonReason.PUSH_FAILED, new MessagingException("thread " + ThreadNames.of(destination)
+                + " could not push its " + what + " to sender thread " + ThreadNames.of(sender) + " (" + e
+                + "); this sender's calls are no longer accepted", e), errors);
     }
 
     private int consume(RecordHandler handler, int limit, ReceivingThread.ErrorListener errors) {
@@ -127,7 +158,9 @@ final class SenderInbox {
                         + consumedBytes + " lacks the length marks");
             }
             if (ChunkLayout.isSeal(header)) {
-                finishChunk(chunk, ChunkLayout.sealGrowth(header));
+                if (!finishChunk(chunk, ChunkLayout.sealGrowth(header), errors)) {
+                    return records;
+                }
                 chunk = ring.get(current).segment();
                 continue;
             }
@@ -142,21 +175,44 @@ final class SenderInbox {
                 throw corrupt("record header 0x" + Integer.toHexString(header) + " at data offset " + consumedBytes
                         + " claims " + length + " bytes, beyond the chunk's " + recordCapacity);
             }
+            Throwable thrown = null;
             try {
                 handler.onRecord(sender, tag & ~ChunkLayout.TAG_NOTIFY, chunk,
                         at + ChunkLayout.RECORD_HEADER_LENGTH, length);
+            } catch (RecordRejectedException e) {
+                poison(e.reason(), e, errors); // the record and everything behind it are not run
+                return records;
             } catch (Throwable e) {
                 // One failing call (a StackOverflowError included) does not stop the calls behind it, nor this thread.
                 errors.onError(sender, e);
+                thrown = e;
             }
             consumedBytes += size;
             consumedRecords++;
             records++;
-            if ((tag & ChunkLayout.TAG_NOTIFY) != 0) {
-                consumedRecordsPush.publish(consumedRecords); // ordered after the handler's writes (link order)
+            if ((tag & ChunkLayout.TAG_NOTIFY) != 0 && !notifyConsumed(thrown, errors)) {
+                return records; // the push failed: poisoned
             }
         }
         return records;
+    }
+
+    /**
+     * After a notifying record: a failure's text and count first, then the consumed count, each ordered after the
+     * handler's writes (link order). False if a push failed (the inbox is poisoned then).
+     */
+    private boolean notifyConsumed(Throwable thrown, ReceivingThread.ErrorListener errors) {
+        try {
+            if (thrown != null) {
+                notices.failed(++failedNotifying, thrown.getClass().getName()
+                        + (thrown.getMessage() == null ? "" : "\n" + thrown.getMessage()));
+            }
+            consumedRecordsPush.publish(consumedRecords);
+            return true;
+        } catch (RuntimeException e) {
+            pushFailed("consumed-record count " + consumedRecords, e, errors);
+            return false;
+        }
     }
 
     /**
@@ -197,16 +253,35 @@ final class SenderInbox {
         return false;
     }
 
-    /** The sender has sealed this chunk and everything in it is consumed: recycle it and tell the sender. */
-    private void finishChunk(MemorySegment chunk, int growth) {
+    /**
+     * The sender has sealed this chunk and everything in it is consumed: checks its sequence, recycles it and tells
+     * the sender. False if the push failed: the inbox is then poisoned, not half-advanced.
+     */
+    private boolean finishChunk(MemorySegment chunk, int growth, ReceivingThread.ErrorListener errors) {
         if (growth > grown.size()) {
-            throw corrupt("seal announces " + growth + " new chunks but only " + grown.size() + " were allocated");
+            throw corrupt(PoisonReason.BAD_SEAL, "seal announces " + growth + " new chunks but only " + grown.size()
+                    + " were allocated");
         }
-        // Zero what the sender wrote (records and seal), so that a zero header means "not yet" on the next pass.
+        // Plain loads: the sender wrote these before the seal, which was read with acquire (or proven, ChunkLayout).
+        long first = chunk.get(ValueLayout.JAVA_LONG_UNALIGNED, ChunkLayout.SEQUENCE_FIRST_OFFSET);
+        long count = chunk.get(ValueLayout.JAVA_LONG_UNALIGNED, ChunkLayout.SEQUENCE_COUNT_OFFSET);
+        if (first != recordsBeforeChunk || count != consumedRecords - recordsBeforeChunk) {
+            throw corrupt(PoisonReason.SEQUENCE_GAP, "the sender numbers this chunk's records " + first + " + " + count
+                    + " but " + (consumedRecords - recordsBeforeChunk) + " records were found after record "
+                    + recordsBeforeChunk);
+        }
+        // Zero what the sender wrote (sequence, records and seal), so that a zero header means "not yet" next pass.
+        chunk.asSlice(0, ChunkLayout.SEQUENCE_LENGTH).fill((byte) 0);
         chunk.asSlice(ChunkLayout.DATA_OFFSET, consumedBytes + ChunkLayout.SEAL_LENGTH).fill((byte) 0);
+        try {
+            // Ordered after the zeroing (the transport's writes are releases): only now may the sender write here again.
+            consumedChunksPush.publish(consumedChunks + 1); // only when a chunk is finished (Seriema)
+        } catch (RuntimeException e) {
+            pushFailed("consumed-chunk count " + (consumedChunks + 1), e, errors);
+            return false;
+        }
         consumedChunks++;
-        // Ordered after the zeroing (the transport's writes are releases): only now may the sender write here again.
-        consumedChunksPush.publish(consumedChunks); // only when a chunk is finished (Seriema)
+        recordsBeforeChunk = consumedRecords;
         for (int i = 1; i <= growth; i++) {
             ring.add(current + i, grown.poll());
         }
@@ -214,12 +289,17 @@ final class SenderInbox {
         consumedBytes = 0;
         provenBytes = 0;
         walkFrom = -1;
+        return true;
     }
 
     private CorruptChunkException corrupt(String detail) {
-        return new CorruptChunkException("corrupt chunk " + current + " of " + ring.size() + " from sender thread "
+        return corrupt(PoisonReason.CORRUPT_RECORD, detail);
+    }
+
+    private CorruptChunkException corrupt(PoisonReason reason, String detail) {
+        return new CorruptChunkException(reason, "corrupt chunk " + current + " of " + ring.size() + " from sender thread "
                 + ThreadNames.of(sender) + " to thread " + ThreadNames.of(destination) + ": " + detail
-                + "; this sender's calls are no longer accepted");
+                + "; this sender's calls are no longer accepted", detail);
     }
 
     void close() {

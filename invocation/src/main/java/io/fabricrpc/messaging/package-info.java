@@ -65,5 +65,21 @@
  * the queue clears the waiting flag as its last touch of the messenger ({@code model/waiting_calls_drain.pml}: FIFO,
  * exactly once, one writer at a time, and negative checks for a flag cleared early, a send past waiting calls and an
  * agent draining without the claim).
+ *
+ * <h2>Dropped channels (poisoning)</h2>
+ * A receiver drops a sender's channel when what arrives can no longer be trusted or the channel can no longer
+ * advance: a corrupt record header, a chunk whose sequence words (first record, count; {@link
+ * io.fabricrpc.messaging.ChunkLayout}) disagree with the records it counted, a record its handler rejects (an unknown
+ * invocation kind or function id, an undecodable record: {@link io.fabricrpc.messaging.RecordRejectedException}), or
+ * a consumed count it could not push. It runs nothing more from that sender, reports the failure once, and writes the
+ * channel's poison word in the sender's notification slot: a {@link io.fabricrpc.messaging.PoisonReason} code and the
+ * number of records run before that point, written once by the destination thread as one inline write whose code
+ * byte lands last, after a short text. The sender loads the code byte (acquire, local memory: no remote operation)
+ * at each send, frame and framed write, and in its RETRY wait; once it is set, every call on the channel throws
+ * {@link io.fabricrpc.messaging.ChannelPoisonedException} naming the receiver, the reason and the calls accepted
+ * but not run (accepted minus run), and synchronizers waiting on the channel fail. Calls accepted between the
+ * poisoning and the sender's next look are among those counted as not run: none of them is reported as sent.
+ * The sequence is per chunk rather than per record: 4 bytes per record would grow an 8-byte call's record from 16
+ * to 20 bytes, whereas the chunk's words cost one 16-byte inline write (or its stores) per chunk.
  */
 package io.fabricrpc.messaging;

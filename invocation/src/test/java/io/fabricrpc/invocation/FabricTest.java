@@ -828,42 +828,100 @@ public abstract class FabricTest {
         }
     }
 
+    /**
+     * Calls refused at the sender fail there; a record the receiver cannot trust (an unknown function id, an unknown
+     * invocation kind) drops the channel: nothing behind it runs, and the sender's next call fails naming the reason
+     * and how many accepted calls were not run, as does a synchronizer waiting on that channel.
+     */
     @Test
-    void badCallsFailClearlyAndTheReceiverKeepsServing() throws Exception {
-        ConcurrentLinkedQueue<Throwable> errors = new ConcurrentLinkedQueue<>();
-        Object[][] contexts = LocalJob.inboxes(2, 1);
+    void badCallsFailClearlyAndAnUntrustedRecordDropsTheChannel() throws Exception {
+        for (int kind : new int[] {InvocationRecords.CALL, 29}) {
+            ConcurrentLinkedQueue<Throwable> errors = new ConcurrentLinkedQueue<>();
+            Object[][] contexts = LocalJob.inboxes(2, 1);
+            try (LocalJob job = new LocalJob(fixture(), 2, 1, MessengerConfig.defaults())) {
+                job.rank(1).onError((thread, error) -> errors.add(error));
+                Fabric fabric = job.rank(0);
+                ThreadId dest = new ThreadId(1, 0);
+                Inbox inbox = (Inbox) contexts[1][0];
+
+                Object unregistered = new java.util.ArrayList<String>();
+                UnregisteredClassException refused = assertThrows(UnregisteredClassException.class,
+                        () -> fabric.call(dest, () -> unregistered.hashCode()));
+                assertTrue(refused.getMessage().contains("java.util.ArrayList"), refused.getMessage());
+
+                byte[] huge = new byte[200_000];
+                MessagingException oversize = assertThrows(MessagingException.class,
+                        () -> fabric.call(dest, () -> Results.put("huge", huge.length)));
+                assertTrue(oversize.getMessage().contains("65536"), oversize.getMessage());
+
+                fabric.call(dest, (RemoteContextConsumer<Inbox>) box -> box.record(0, 0), null);
+                // A call record naming a function id this link never defined (tag 5 = id 2), or a kind no one knows.
+                assertTrue(OneSidedCalls.sendBytes(((FabricRuntime) fabric).threadContext(),
+                        dest.globalIndex(fabric.threadsPerProcess()), kind,
+                        kind == InvocationRecords.CALL ? new byte[] {4, 0} : new byte[] {1, 2, 3}));
+                Synchronizer consumed = new Synchronizer(Synchronizer.Mode.CONSUMED);
+                fabric.call(dest, (RemoteContextConsumer<Inbox>) box -> box.record(0, 1), consumed); // never runs
+                Thread receiver = Thread.ofPlatform().start(() -> {
+                    job.rank(1).attach(0, inbox);
+                    LocalJob.processUntil(job.rank(1), () -> !errors.isEmpty(), "the dropped channel");
+                    for (int i = 0; i < 100; i++) {
+                        job.rank(1).processCalls();
+                    }
+                });
+                receiver.join(60_000);
+                assertEquals(1, inbox.received, "only the good call before the untrusted record ran");
+                assertEquals(1, errors.size(), "reported once: " + errors);
+                Throwable error = errors.peek();
+                assertInstanceOf(io.fabricrpc.messaging.RecordRejectedException.class, error);
+                if (kind == InvocationRecords.CALL) {
+                    assertInstanceOf(UnknownFunctionException.class, error.getCause(), errors.toString());
+                } else {
+                    assertTrue(error.getMessage().contains("unknown invocation kind 29"), errors.toString());
+                }
+                io.fabricrpc.messaging.PoisonReason reason = kind == InvocationRecords.CALL
+                        ? io.fabricrpc.messaging.PoisonReason.UNKNOWN_FUNCTION
+                        : io.fabricrpc.messaging.PoisonReason.UNKNOWN_KIND;
+                io.fabricrpc.messaging.ChannelPoisonedException waited = assertThrows(
+                        io.fabricrpc.messaging.ChannelPoisonedException.class, () -> consumed.await(Duration.ofSeconds(30)));
+                assertEquals(reason, waited.reason(), waited.getMessage());
+                io.fabricrpc.messaging.ChannelPoisonedException e = assertThrows(
+                        io.fabricrpc.messaging.ChannelPoisonedException.class,
+                        () -> fabric.call(dest, (RemoteContextConsumer<Inbox>) box -> box.record(0, 2), null));
+                assertEquals(reason, e.reason(), e.getMessage());
+                assertEquals(1, e.ranBeforePoisoning());
+                assertEquals(2, e.notRun(), "the untrusted record and the call behind it: " + e.getMessage());
+                assertTrue(e.getMessage().contains("rank 1, thread 0"), e.getMessage());
+            }
+        }
+    }
+
+    /** A CONSUMED synchronizer fails when a call it counts threw remotely; the failure is reported once. */
+    @Test
+    void aConsumedSynchronizerFailsWithTheRemoteFailure() throws Exception {
         try (LocalJob job = new LocalJob(fixture(), 2, 1, MessengerConfig.defaults())) {
+            ConcurrentLinkedQueue<Throwable> errors = new ConcurrentLinkedQueue<>();
             job.rank(1).onError((thread, error) -> errors.add(error));
+            job.rank(1).startHandlerThreads();
             Fabric fabric = job.rank(0);
             ThreadId dest = new ThreadId(1, 0);
-            Inbox inbox = (Inbox) contexts[1][0];
-
-            Object unregistered = new java.util.ArrayList<String>();
-            UnregisteredClassException refused = assertThrows(UnregisteredClassException.class,
-                    () -> fabric.call(dest, () -> unregistered.hashCode()));
-            assertTrue(refused.getMessage().contains("java.util.ArrayList"), refused.getMessage());
-
-            byte[] huge = new byte[200_000];
-            MessagingException oversize = assertThrows(MessagingException.class,
-                    () -> fabric.call(dest, () -> Results.put("huge", huge.length)));
-            assertTrue(oversize.getMessage().contains("65536"), oversize.getMessage());
-
-            // A call record naming a function id this link never defined (tag 5 = id 2, no definition).
-            ThreadContext context = ((FabricRuntime) fabric).threadContext();
-            int global = dest.globalIndex(fabric.threadsPerProcess());
-            assertTrue(OneSidedCalls.sendBytes(context, global, InvocationRecords.CALL, new byte[] {4, 0}));
-            assertTrue(OneSidedCalls.sendBytes(context, global, 29, new byte[] {1, 2, 3}));
-
-            fabric.call(dest, (RemoteContextConsumer<Inbox>) box -> box.record(0, 0), null);
-            Thread receiver = Thread.ofPlatform().start(() -> {
-                job.rank(1).attach(0, inbox);
-                LocalJob.processUntil(job.rank(1), () -> inbox.received == 1, "the good call");
-            });
-            receiver.join(60_000);
-            assertEquals(1, inbox.received, "only the good call ran");
-            assertEquals(2, errors.size(), "unknown id and unknown kind reported: " + errors);
-            assertTrue(errors.stream().anyMatch(e -> e instanceof UnknownFunctionException), errors.toString());
-            assertTrue(errors.stream().anyMatch(e -> e.getMessage().contains("unknown invocation kind 29")), errors.toString());
+            Synchronizer consumed = new Synchronizer(Synchronizer.Mode.CONSUMED);
+            fabric.call(dest, () -> Results.put("before", 1), consumed);
+            fabric.call(dest, () -> {
+                throw new IllegalStateException("the remote lambda fails");
+            }, consumed);
+            fabric.call(dest, () -> Results.put("behind", 2), consumed);
+            Synchronizer.RemoteCallsFailedException e = assertThrows(Synchronizer.RemoteCallsFailedException.class,
+                    () -> consumed.await(Duration.ofSeconds(30)));
+            RemoteInvocationException remote = assertInstanceOf(RemoteInvocationException.class, e.getCause());
+            assertEquals(IllegalStateException.class.getName(), remote.remoteClassName());
+            assertEquals("the remote lambda fails", remote.remoteMessage());
+            assertTrue(e.getMessage().startsWith("1 call to worker 1/0"), e.getMessage());
+            assertEquals(1, Results.take("before"));
+            assertEquals(2, Results.take("behind"), "a throwing call does not stop the calls behind it");
+            assertEquals(1, errors.size(), errors.toString());
+            fabric.call(dest, () -> Results.put("after", 3), consumed);
+            consumed.await(Duration.ofSeconds(30)); // reported once: the next wait is clean
+            assertEquals(3, Results.take("after"));
         }
     }
 

@@ -715,7 +715,7 @@ public abstract class MessengerTest {
     @Test
     void theChunkServiceBoundsChunkSizeAndChunksPerSender() {
         io.fabricrpc.transport.Link link = senders.transport().connect(receiverEndpoint.address());
-        try (io.fabricrpc.transport.LocalRegion notify = senders.transport().allocate(64,
+        try (io.fabricrpc.transport.LocalRegion notify = senders.transport().allocate(ChunkLayout.NOTIFY_LENGTH,
                 io.fabricrpc.transport.RemoteAccess.WRITE)) {
             MessagingException e = assertThrows(MessagingException.class, () -> senders.requestChunks(link, 11, RECEIVER,
                     1, ChunkLayout.MAX_CHUNK_SIZE + 64, notify.remote(), 0, Duration.ofSeconds(10)));
@@ -772,7 +772,8 @@ public abstract class MessengerTest {
             // Sender 9 misbehaves: its next record header claims more bytes than a chunk holds.
             try (LocalRegion lie = senderEndpoint.allocate(8, RemoteAccess.NONE)) {
                 lie.segment().set(ValueLayout.JAVA_INT, 0, ChunkLayout.header(1 << 20, 0));
-                bad.link().awaitCompletion(bad.link().writePublished(lie, 0, bad.currentChunk(), bad.writeOffset(), 4));
+                bad.link().awaitCompletion(bad.link().writePublished(lie, 0, bad.ring.current(),
+                        ChunkLayout.DATA_OFFSET + bad.appender.position, 4));
             }
             receiver.processCalls(checker);
             assertEquals(1, errors.size());
@@ -781,6 +782,250 @@ public abstract class MessengerTest {
             assertTrue(good.send(record(8, 1, 0)));
             drain(checker, 3);
             assertEquals(1, errors.size(), "reported once");
+        }
+    }
+
+    /** Sends until the messenger refuses with the receiver's poison (bounded: writes may land late). */
+    private static ChannelPoisonedException nextSendFails(Messenger messenger, long sender) {
+        long deadline = System.nanoTime() + 10_000_000_000L;
+        for (long i = 0; System.nanoTime() < deadline; i++) {
+            try {
+                messenger.send(record(sender, 1_000_000 + i, 0));
+            } catch (ChannelPoisonedException e) {
+                return e;
+            }
+            Thread.onSpinWait();
+        }
+        throw new AssertionError("the sender never learned that its channel was dropped");
+    }
+
+    /** Drains until the receiver reported a failure of the channel (bounded). */
+    private void processUntilError(RecordHandler handler, ConcurrentLinkedQueue<Throwable> errors) {
+        long deadline = System.nanoTime() + 10_000_000_000L;
+        while (errors.isEmpty()) {
+            receiver.processCalls(handler);
+            assertTrue(System.nanoTime() < deadline, "the receiver never dropped the channel");
+        }
+    }
+
+    @Test
+    void aCorruptHeaderPoisonsTheChannelAndTheSendersNextCallFailsWithTheCount() {
+        ConcurrentLinkedQueue<Throwable> errors = new ConcurrentLinkedQueue<>();
+        receiver.onError((sender, error) -> errors.add(error));
+        int[] lies = {0x80, ChunkLayout.header(1 << 20, 0)}; // no length marks; bytes past the chunk
+        for (int variant = 0; variant < lies.length; variant++) {
+            long sender = 20 + variant;
+            errors.clear();
+            try (Messenger bad = messenger(sender, MessengerConfig.defaults().withChunks(4096, 2, 2))) {
+                OrderChecker checker = new OrderChecker();
+                for (long i = 0; i < 3; i++) {
+                    assertTrue(bad.send(record(sender, i, 0)));
+                }
+                drain(checker, 3);
+                for (long i = 3; i < 7; i++) {
+                    assertTrue(bad.send(record(sender, i, 0))); // accepted: the receiver has not looked yet
+                }
+                bad.flush();
+                bad.link().awaitCompletion(bad.lastTicket());
+                // The first record the receiver has not run gets a lying header.
+                try (LocalRegion lie = senderEndpoint.allocate(8, RemoteAccess.NONE)) {
+                    lie.segment().set(ValueLayout.JAVA_INT, 0, lies[variant]);
+                    bad.link().awaitCompletion(bad.link().writePublished(lie, 0, bad.ring.current(),
+                            ChunkLayout.DATA_OFFSET + 3 * ChunkLayout.recordSize(16), 4));
+                }
+                processUntilError(checker, errors);
+                assertEquals(3, checker.total, "nothing after the corrupt header runs");
+                ChannelPoisonedException e = nextSendFails(bad, sender);
+                assertEquals(PoisonReason.CORRUPT_RECORD, e.reason(), e.getMessage());
+                assertEquals(RECEIVER, e.receiverThread());
+                assertEquals(3, e.ranBeforePoisoning());
+                assertTrue(e.getMessage().contains(variant == 0 ? "lacks the length marks" : "beyond the chunk"),
+                        e.getMessage());
+                // Calls accepted until the poison word landed here were not run either (7 when it lands at once).
+                assertEquals(bad.recordsSent() - 3, e.notRun(), e.getMessage());
+                assertTrue(e.notRun() >= 4, e.getMessage());
+                assertTrue(e.getMessage().contains("1/7") && e.getMessage().contains(e.notRun() + " of the "
+                        + bad.recordsSent() + " calls accepted here were not run"), e.getMessage());
+                assertThrows(ChannelPoisonedException.class, () -> bad.send(record(sender, 99, 0)), "and stays so");
+                assertEquals(1, errors.size(), "reported once: " + errors);
+            }
+        }
+    }
+
+    @Test
+    void aRejectedRecordPoisonsTheChannelAndNothingBehindItRuns() {
+        ConcurrentLinkedQueue<Throwable> errors = new ConcurrentLinkedQueue<>();
+        receiver.onError((sender, error) -> errors.add(error));
+        try (Messenger messenger = messenger(22, MessengerConfig.defaults())) {
+            for (long i = 0; i < 5; i++) {
+                assertTrue(messenger.send(record(22, i, 0)));
+            }
+            assertTrue(messenger.send(9, record(22, 5, 0))); // a kind this receiver does not know
+            for (long i = 6; i < 10; i++) {
+                assertTrue(messenger.send(record(22, i, 0)));
+            }
+            List<Long> ran = new ArrayList<>();
+            processUntilError((sender, tag, record, offset, length) -> {
+                if (tag == 9) {
+                    throw new RecordRejectedException(PoisonReason.UNKNOWN_KIND, "unknown kind 9", null);
+                }
+                ran.add(record.get(ValueLayout.JAVA_LONG_UNALIGNED, offset + 8));
+            }, errors);
+            assertEquals(List.of(0L, 1L, 2L, 3L, 4L), ran);
+            ChannelPoisonedException e = nextSendFails(messenger, 22);
+            assertEquals(PoisonReason.UNKNOWN_KIND, e.reason());
+            assertEquals(5, e.ranBeforePoisoning());
+            assertEquals(messenger.recordsSent() - 5, e.notRun(), e.getMessage());
+            assertTrue(e.notRun() >= 5, "the rejected record and the four behind it: " + e.getMessage());
+            assertTrue(e.getMessage().contains("unknown kind 9"), e.getMessage());
+            for (int i = 0; i < 10; i++) {
+                receiver.processCalls((sender, tag, record, offset, length) -> ran.add(-1L));
+            }
+            assertEquals(5, ran.size(), "nothing behind the rejected record runs");
+        }
+    }
+
+    @Test
+    void aFailedPushPoisonsTheChannelInsteadOfStallingIt() {
+        AtomicBoolean failNextPush = new AtomicBoolean();
+        Transport endpoint = fixture().open();
+        Transport failing = new io.fabricrpc.transport.ForwardingTransport(endpoint) {
+            @Override
+            public int pollMessages(io.fabricrpc.transport.MessageHandler handler, int limit) {
+                return transport.pollMessages((from, type, payload) -> handler.onMessage(
+                        new io.fabricrpc.transport.ForwardingLink(from) {
+                            @Override
+                            public long writePublishedInline(MemorySegment src, long srcOffset,
+                                                             io.fabricrpc.transport.RemoteRegion dst, long dstOffset,
+                                                             int length) {
+                                if (failNextPush.compareAndSet(true, false)) {
+                                    throw new io.fabricrpc.transport.TransportException("injected: send queue broken");
+                                }
+                                return super.writePublishedInline(src, srcOffset, dst, dstOffset, length);
+                            }
+                        }, type, payload), limit);
+            }
+        };
+        ConcurrentLinkedQueue<Throwable> errors = new ConcurrentLinkedQueue<>();
+        try (MessagingNode node = new MessagingNode(failing);
+             Messenger messenger = senders.messenger(23, RECEIVER, endpoint.address(),
+                     MessengerConfig.defaults().withChunks(4096, 2, 2))) {
+            ReceivingThread thread = node.registerReceiver(RECEIVER);
+            thread.onError((sender, error) -> errors.add(error));
+            long perChunk = ChunkLayout.recordCapacity(4096) / ChunkLayout.recordSize(16);
+            long sent = perChunk + 20; // the first chunk sealed, the second partly filled
+            for (long i = 0; i < sent; i++) {
+                assertTrue(messenger.send(record(23, i, 0)));
+            }
+            failNextPush.set(true); // the consumed-chunk count after the first chunk
+            OrderChecker checker = new OrderChecker();
+            long deadline = System.nanoTime() + 10_000_000_000L;
+            while (errors.isEmpty()) {
+                thread.processCalls(checker);
+                assertTrue(System.nanoTime() < deadline, "the receiver never dropped the channel");
+            }
+            assertNull(checker.error);
+            assertEquals(perChunk, checker.total, "the first chunk ran");
+            assertTrue(errors.peek().getMessage().contains("could not push"), errors.peek().getMessage());
+            ChannelPoisonedException e = nextSendFails(messenger, 23);
+            assertEquals(PoisonReason.PUSH_FAILED, e.reason(), e.getMessage());
+            assertEquals(perChunk, e.ranBeforePoisoning());
+            assertEquals(messenger.recordsSent() - perChunk, e.notRun(), e.getMessage());
+            assertTrue(e.notRun() >= 20, e.getMessage());
+            assertEquals(1, errors.size(), "reported once: " + errors);
+        } finally {
+            endpoint.close();
+        }
+    }
+
+    @Test
+    void aHeaderThatSwallowsTheNextRecordIsASequenceGapNotASkippedCall() {
+        ConcurrentLinkedQueue<Throwable> errors = new ConcurrentLinkedQueue<>();
+        receiver.onError((sender, error) -> errors.add(error));
+        try (Messenger messenger = messenger(25, MessengerConfig.defaults().withChunks(4096, 2, 2))) {
+            long size = ChunkLayout.recordSize(16);
+            long perChunk = ChunkLayout.recordCapacity(4096) / size;
+            for (long i = 0; i < perChunk; i++) {
+                assertTrue(messenger.send(record(25, i, 0)));
+            }
+            messenger.flush();
+            messenger.link().awaitCompletion(messenger.lastTicket());
+            // Record 3's header now claims records 3 and 4 as one: without the sequence, call 4 would vanish unseen.
+            try (LocalRegion lie = senderEndpoint.allocate(8, RemoteAccess.NONE)) {
+                lie.segment().set(ValueLayout.JAVA_INT, 0, ChunkLayout.header(16 + size, 0));
+                messenger.link().awaitCompletion(messenger.link().writePublished(lie, 0, messenger.ring.current(),
+                        ChunkLayout.DATA_OFFSET + 3 * size, 4));
+            }
+            for (long i = perChunk; i < perChunk + 5; i++) {
+                assertTrue(messenger.send(record(25, i, 0))); // seals the first chunk, then fills the second
+            }
+            List<Long> ran = new ArrayList<>();
+            processUntilError((sender, tag, record, offset, length) ->
+                    ran.add(record.get(ValueLayout.JAVA_LONG_UNALIGNED, offset + 8)), errors);
+            assertEquals(perChunk - 1, ran.size(), "the first chunk's records, two of them read as one");
+            assertTrue(ran.stream().allMatch(sequence -> sequence < perChunk), "nothing of the second chunk ran");
+            CorruptChunkException gap = assertInstanceOf(CorruptChunkException.class, errors.peek());
+            assertEquals(PoisonReason.SEQUENCE_GAP, gap.reason(), gap.getMessage());
+            ChannelPoisonedException e = nextSendFails(messenger, 25);
+            assertEquals(PoisonReason.SEQUENCE_GAP, e.reason(), e.getMessage());
+            assertEquals(perChunk - 1, e.ranBeforePoisoning());
+            assertEquals(messenger.recordsSent() - (perChunk - 1), e.notRun(), e.getMessage());
+            assertTrue(e.getMessage().contains("numbers this chunk's records 0 + " + perChunk), e.getMessage());
+        }
+    }
+
+    @Test
+    void aPoisonedRetryAsyncChannelCountsItsQueuedCallsAmongThoseNotRun() {
+        ConcurrentLinkedQueue<Throwable> errors = new ConcurrentLinkedQueue<>();
+        receiver.onError((sender, error) -> errors.add(error));
+        MessengerConfig config = MessengerConfig.defaults().withChunks(4096, 2, 2).withFullPolicy(FullPolicy.RETRY_ASYNC);
+        try (AsyncQueueChannel channel = asyncChannel(26, config)) {
+            assertTrue(channel.send(9, record(26, 0, 0))); // rejected by the receiver below
+            for (long i = 1; i < 1000; i++) {
+                assertTrue(channel.send(record(26, i, 0))); // two chunks hold about 400: the rest is queued
+            }
+            long inMessenger = channel.messenger().recordsSent();
+            assertTrue(inMessenger < 1000, "calls are queued: " + inMessenger);
+            processUntilError((sender, tag, record, offset, length) -> {
+                if (tag == 9) {
+                    throw new RecordRejectedException(PoisonReason.UNKNOWN_KIND, "unknown kind 9", null);
+                }
+            }, errors);
+            long deadline = System.nanoTime() + 10_000_000_000L;
+            ChannelPoisonedException e = null;
+            while (e == null) {
+                try {
+                    channel.send(record(26, 5000, 0));
+                } catch (ChannelPoisonedException poisoned) {
+                    e = poisoned;
+                }
+                assertTrue(System.nanoTime() < deadline, "the sender never learned that its channel was dropped");
+            }
+            assertEquals(PoisonReason.UNKNOWN_KIND, e.reason());
+            assertEquals(0, e.ranBeforePoisoning());
+            assertTrue(e.notRun() >= 1000 && e.notRun() > inMessenger, "queued calls count too: " + e.getMessage());
+        }
+    }
+
+    @Test
+    void aNotifyingRecordThatThrowsIsCountedBeforeItsConsumption() {
+        try (Messenger messenger = messenger(24, MessengerConfig.defaults())) {
+            receiver.onError((sender, error) -> { });
+            for (long i = 0; i < 4; i++) {
+                assertTrue(messenger.send(ChunkLayout.TAG_NOTIFY, record(24, i, 0)));
+            }
+            long deadline = System.nanoTime() + 10_000_000_000L;
+            while (messenger.consumedRecords() < 4) {
+                receiver.processCalls((sender, tag, record, offset, length) -> {
+                    long sequence = record.get(ValueLayout.JAVA_LONG_UNALIGNED, offset + 8);
+                    if (sequence == 1 || sequence == 2) {
+                        throw new IllegalStateException("call " + sequence + " fails");
+                    }
+                });
+                assertTrue(System.nanoTime() < deadline, "only " + messenger.consumedRecords() + " consumed");
+            }
+            assertEquals(2, messenger.failedRecords());
+            assertEquals("java.lang.IllegalStateException\ncall 2 fails", messenger.latestFailure());
         }
     }
 

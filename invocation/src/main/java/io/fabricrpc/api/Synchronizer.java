@@ -1,6 +1,5 @@
 package io.fabricrpc.api;
 
-import io.fabricrpc.invocation.SyncTarget;
 
 import java.time.Duration;
 import java.util.Arrays;
@@ -72,7 +71,7 @@ public final class Synchronizer {
      *
      * @param timeout the longest wait
      *
-     * @throws io.fabricrpc.transport.PeerFailedException if a destination fails first
+     * @throws io.fabricrpc.api.PeerFailedException if a destination fails first
      * @throws SynchronizerTimeoutException if calls are still pending after {@code timeout}
      */
     public void await(Duration timeout) {

@@ -1,7 +1,9 @@
 package io.fabricrpc.invocation;
 
+import io.fabricrpc.api.SyncTarget;
+
 import io.fabricrpc.transport.CounterSlot;
-import io.fabricrpc.transport.LocalRegion;
+import io.fabricrpc.api.LocalRegion;
 
 /**
  * A broadcast's consumption: every worker's counter in the root's ack region has reached the broadcast's sequence.

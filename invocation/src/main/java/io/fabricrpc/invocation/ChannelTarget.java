@@ -1,6 +1,8 @@
 package io.fabricrpc.invocation;
 
-import io.fabricrpc.fabric.ThreadId;
+import io.fabricrpc.api.SyncTarget;
+
+import io.fabricrpc.api.ThreadId;
 import io.fabricrpc.messaging.RecordChannel;
 
 /**

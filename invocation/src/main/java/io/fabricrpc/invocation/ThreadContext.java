@@ -1,11 +1,13 @@
 package io.fabricrpc.invocation;
 
+import io.fabricrpc.api.SyncTarget;
+
 import io.fabricrpc.messaging.RecordChannel;
 import io.fabricrpc.messaging.ReceivingThread;
 import io.fabricrpc.messaging.RecordWriter;
 import io.fabricrpc.serialization.CallEncoder;
 import io.fabricrpc.serialization.CapturedCall;
-import io.fabricrpc.transport.LocalRegion;
+import io.fabricrpc.api.LocalRegion;
 
 import java.lang.foreign.MemorySegment;
 

@@ -1,6 +1,8 @@
 package io.fabricrpc.messaging;
 
-import io.fabricrpc.transport.RemoteRegion;
+import io.fabricrpc.api.MessengerConfig;
+
+import io.fabricrpc.api.RemoteRegion;
 
 /**
  * The no-setup service call through which a sending thread obtains chunks in the receiving process (Seriema

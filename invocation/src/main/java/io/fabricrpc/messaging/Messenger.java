@@ -1,9 +1,13 @@
 package io.fabricrpc.messaging;
 
+import io.fabricrpc.api.FullPolicy;
+import io.fabricrpc.api.MessagingException;
+import io.fabricrpc.api.MessengerConfig;
+
 import io.fabricrpc.transport.Link;
-import io.fabricrpc.transport.LocalRegion;
-import io.fabricrpc.transport.RemoteAccess;
-import io.fabricrpc.transport.RemoteRegion;
+import io.fabricrpc.api.LocalRegion;
+import io.fabricrpc.api.RemoteAccess;
+import io.fabricrpc.api.RemoteRegion;
 import org.agrona.concurrent.IdleStrategy;
 
 import java.lang.invoke.VarHandle;
@@ -66,7 +70,7 @@ public final class Messenger implements RecordChannel {
      * Sends one record with {@code tag} (0..{@link ChunkLayout#MAX_APPLICATION_TAG}, optionally with
      * {@link ChunkLayout#TAG_NOTIFY}); its sequence number is {@link #recordsSent()} right after. False only under FAIL
      * with every chunk full; a {@link MessagingException} if it cannot fit an empty chunk, the receiver frees none
-     * within the timeout (RETRY) or allocation fails; {@link io.fabricrpc.transport.PeerFailedException} if it is gone.
+     * within the timeout (RETRY) or allocation fails; {@link io.fabricrpc.api.PeerFailedException} if it is gone.
      */
     @Override
     public boolean send(int tag, RecordWriter writer) {
@@ -369,7 +373,7 @@ public final class Messenger implements RecordChannel {
     }
 
     public long maxPayload() { // what one record can carry: an empty chunk, or the header's limit
-        return config.maxPayload();
+        return ChunkLayout.maxPayload(config.chunkSize());
     }
 
     /** A call too large for any chunk: names the sizes and the setting that raises them. */

@@ -67,3 +67,5 @@
  * agent draining without the claim).
  */
 package io.fabricrpc.messaging;
+
+import io.fabricrpc.api.FullPolicy;

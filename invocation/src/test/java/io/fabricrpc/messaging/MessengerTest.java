@@ -1,7 +1,11 @@
 package io.fabricrpc.messaging;
 
-import io.fabricrpc.transport.LocalRegion;
-import io.fabricrpc.transport.RemoteAccess;
+import io.fabricrpc.api.FullPolicy;
+import io.fabricrpc.api.MessagingException;
+import io.fabricrpc.api.MessengerConfig;
+
+import io.fabricrpc.api.LocalRegion;
+import io.fabricrpc.api.RemoteAccess;
 import io.fabricrpc.transport.Transport;
 import io.fabricrpc.transport.TransportFixture;
 import org.junit.jupiter.api.AfterEach;
@@ -715,8 +719,8 @@ public abstract class MessengerTest {
     @Test
     void theChunkServiceBoundsChunkSizeAndChunksPerSender() {
         io.fabricrpc.transport.Link link = senders.transport().connect(receiverEndpoint.address());
-        try (io.fabricrpc.transport.LocalRegion notify = senders.transport().allocate(64,
-                io.fabricrpc.transport.RemoteAccess.WRITE)) {
+        try (io.fabricrpc.api.LocalRegion notify = senders.transport().allocate(64,
+                io.fabricrpc.api.RemoteAccess.WRITE)) {
             MessagingException e = assertThrows(MessagingException.class, () -> senders.requestChunks(link, 11, RECEIVER,
                     1, ChunkLayout.MAX_CHUNK_SIZE + 64, notify.remote(), 0, Duration.ofSeconds(10)));
             assertTrue(e.getMessage().contains("malformed") && e.getMessage().contains(

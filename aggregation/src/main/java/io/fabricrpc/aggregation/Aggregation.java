@@ -3,9 +3,9 @@ package io.fabricrpc.aggregation;
 import io.fabricrpc.api.Fabric;
 import io.fabricrpc.invocation.ChannelFactory;
 import io.fabricrpc.invocation.ChannelViews;
-import io.fabricrpc.messaging.FullPolicy;
+import io.fabricrpc.api.FullPolicy;
 import io.fabricrpc.messaging.Messenger;
-import io.fabricrpc.messaging.MessengerConfig;
+import io.fabricrpc.api.MessengerConfig;
 import io.fabricrpc.messaging.RecordChannel;
 
 import java.time.Duration;
@@ -86,7 +86,7 @@ public final class Aggregation {
                 Thread.onSpinWait();
             }
             if (System.nanoTime() > deadline) {
-                throw new io.fabricrpc.messaging.MessagingException("received " + received.getAsLong() + " of " + signals
+                throw new io.fabricrpc.api.MessagingException("received " + received.getAsLong() + " of " + signals
                         + " shutdown signals within " + timeout.toMillis() + " ms");
             }
         }

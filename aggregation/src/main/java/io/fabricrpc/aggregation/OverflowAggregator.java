@@ -2,12 +2,12 @@ package io.fabricrpc.aggregation;
 
 import io.fabricrpc.messaging.ChunkLayout;
 import io.fabricrpc.messaging.DrainClaim;
-import io.fabricrpc.messaging.MessagingException;
+import io.fabricrpc.api.MessagingException;
 import io.fabricrpc.messaging.Messenger;
 import io.fabricrpc.messaging.RecordChannel;
 import io.fabricrpc.messaging.RecordWriter;
-import io.fabricrpc.transport.LocalRegion;
-import io.fabricrpc.transport.RemoteAccess;
+import io.fabricrpc.api.LocalRegion;
+import io.fabricrpc.api.RemoteAccess;
 import io.fabricrpc.transport.Transport;
 
 import org.agrona.concurrent.BackoffIdleStrategy;

@@ -3,11 +3,11 @@ package io.fabricrpc.aggregation;
 import io.fabricrpc.api.Fabric;
 import io.fabricrpc.api.FabricConfig;
 import io.fabricrpc.api.RemoteContextConsumer;
-import io.fabricrpc.fabric.JobConfig;
-import io.fabricrpc.fabric.ThreadId;
+import io.fabricrpc.api.JobConfig;
+import io.fabricrpc.api.ThreadId;
 import io.fabricrpc.invocation.FabricTest.Inbox;
 import io.fabricrpc.invocation.LocalJob;
-import io.fabricrpc.messaging.MessengerConfig;
+import io.fabricrpc.api.MessengerConfig;
 
 import java.time.Duration;
 import java.util.ArrayList;

@@ -3,10 +3,10 @@ package io.fabricrpc.aggregation;
 import io.fabricrpc.api.Fabric;
 import io.fabricrpc.api.RemoteContextConsumer;
 import io.fabricrpc.api.Synchronizer;
-import io.fabricrpc.fabric.ThreadId;
+import io.fabricrpc.api.ThreadId;
 import io.fabricrpc.invocation.FabricTest.Inbox;
 import io.fabricrpc.invocation.LocalJob;
-import io.fabricrpc.messaging.MessengerConfig;
+import io.fabricrpc.api.MessengerConfig;
 import io.fabricrpc.transport.TransportFixture;
 import org.junit.jupiter.api.Test;
 

@@ -2,9 +2,9 @@ package io.fabricrpc.benchmarks;
 
 import io.fabricrpc.api.Fabric;
 import io.fabricrpc.api.FabricConfig;
-import io.fabricrpc.fabric.JobConfig;
-import io.fabricrpc.fabric.ThreadId;
-import io.fabricrpc.serialization.SerializationRegistry;
+import io.fabricrpc.api.JobConfig;
+import io.fabricrpc.api.ThreadId;
+import io.fabricrpc.api.SerializationRegistry;
 
 import java.io.IOException;
 import java.io.UncheckedIOException;

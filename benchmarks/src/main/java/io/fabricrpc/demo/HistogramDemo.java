@@ -4,10 +4,10 @@ import io.fabricrpc.api.Fabric;
 import io.fabricrpc.api.FabricConfig;
 import io.fabricrpc.api.RemoteContextConsumer;
 import io.fabricrpc.api.Synchronizer;
-import io.fabricrpc.fabric.JobConfig;
+import io.fabricrpc.api.JobConfig;
 import io.fabricrpc.fabric.LocalLauncher;
-import io.fabricrpc.fabric.ThreadId;
-import io.fabricrpc.serialization.SerializationRegistry;
+import io.fabricrpc.api.ThreadId;
+import io.fabricrpc.api.SerializationRegistry;
 
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;

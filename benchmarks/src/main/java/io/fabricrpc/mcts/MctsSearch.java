@@ -4,8 +4,8 @@ import io.fabricrpc.aggregation.Aggregation;
 import io.fabricrpc.aggregation.AggregationConfig;
 import io.fabricrpc.api.Fabric;
 import io.fabricrpc.api.RemoteRunnable;
-import io.fabricrpc.fabric.ThreadId;
-import io.fabricrpc.serialization.SerializationRegistry;
+import io.fabricrpc.api.ThreadId;
+import io.fabricrpc.api.SerializationRegistry;
 
 import java.time.Duration;
 import java.util.ArrayList;
@@ -105,7 +105,7 @@ public final class MctsSearch {
      * Runs the search on this process's worker threads (it attaches them) and returns the result on rank 0, null on
      * the other ranks.
      *
-     * @throws io.fabricrpc.transport.PeerFailedException if a process of the job died during the search
+     * @throws io.fabricrpc.api.PeerFailedException if a process of the job died during the search
      */
     public SearchResult run() throws InterruptedException {
         startNanos = System.nanoTime();

@@ -2,7 +2,7 @@ package io.fabricrpc.mcts;
 
 import io.fabricrpc.api.Fabric;
 import io.fabricrpc.api.RemoteContextConsumer;
-import io.fabricrpc.fabric.ThreadId;
+import io.fabricrpc.api.ThreadId;
 import org.agrona.concurrent.ManyToOneConcurrentArrayQueue;
 
 import java.lang.foreign.MemorySegment;

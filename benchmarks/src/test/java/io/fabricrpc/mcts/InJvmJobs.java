@@ -2,7 +2,7 @@ package io.fabricrpc.mcts;
 
 import io.fabricrpc.api.Fabric;
 import io.fabricrpc.api.FabricConfig;
-import io.fabricrpc.fabric.JobConfig;
+import io.fabricrpc.api.JobConfig;
 
 import java.io.IOException;
 import java.io.UncheckedIOException;

@@ -81,11 +81,11 @@ class FabricrpcCommandTest {
     java.nio.file.Path temp;
 
     private static io.fabricrpc.api.Fabric joinAlone(java.nio.file.Path counters) {
-        io.fabricrpc.fabric.JobConfig job = io.fabricrpc.fabric.JobConfig.builder().rank(0).size(1).threadsPerProcess(1)
+        io.fabricrpc.api.JobConfig job = io.fabricrpc.api.JobConfig.builder().rank(0).size(1).threadsPerProcess(1)
                 .coordinator("127.0.0.1", io.fabricrpc.invocation.LocalJob.freePort())
                 .jobSecret(io.fabricrpc.invocation.LocalJob.SECRET).build();
         return io.fabricrpc.api.Fabric.join(io.fabricrpc.api.FabricConfig.of(job,
-                        io.fabricrpc.serialization.SerializationRegistry.builder()
+                        io.fabricrpc.api.SerializationRegistry.builder()
                                 .allowCapturingClass(FabricrpcCommandTest.class).build())
                 .withTransport(Map.of("fabric.transport", "shm", "fabric.counters.dir", counters.toString(),
                         "fabric.counters.periodMillis", "10")));
@@ -101,7 +101,7 @@ class FabricrpcCommandTest {
             fabric.startHandlerThreads();
             io.fabricrpc.api.Synchronizer sync = new io.fabricrpc.api.Synchronizer(io.fabricrpc.api.Synchronizer.Mode.CONSUMED);
             for (int i = 0; i < 100; i++) {
-                fabric.call(new io.fabricrpc.fabric.ThreadId(0, 0), () -> RAN.incrementAndGet(), sync);
+                fabric.call(new io.fabricrpc.api.ThreadId(0, 0), () -> RAN.incrementAndGet(), sync);
             }
             sync.await(java.time.Duration.ofSeconds(30));
             Map<String, Object> file = null;

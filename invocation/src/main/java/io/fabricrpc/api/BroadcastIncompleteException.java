@@ -1,6 +1,5 @@
 package io.fabricrpc.api;
 
-import io.fabricrpc.fabric.PeerFailedException;
 
 import java.util.List;
 

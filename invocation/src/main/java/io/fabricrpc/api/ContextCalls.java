@@ -1,6 +1,5 @@
 package io.fabricrpc.api;
 
-import io.fabricrpc.fabric.ThreadId;
 
 import java.util.concurrent.CompletableFuture;
 
@@ -12,7 +11,7 @@ import java.util.concurrent.CompletableFuture;
  * <p>A call whose destination has no context, or one that is not a {@code C}, does not run: it fails with a
  * {@link io.fabricrpc.serialization.WrongContextException} naming the expected type and the destination, which
  * {@link #callReturn} and {@link #callReturnAsync} report to the caller (as a
- * {@link io.fabricrpc.serialization.RemoteInvocationException}) and one-way calls to the destination's
+ * {@link io.fabricrpc.api.RemoteInvocationException}) and one-way calls to the destination's
  * {@link Fabric#onError} listener.
  *
  * @param <C> the type of the destination threads' context objects (given to {@link Fabric#attach(int, Object)})

@@ -1,10 +1,5 @@
 package io.fabricrpc.api;
 
-import io.fabricrpc.fabric.ThreadId;
-import io.fabricrpc.invocation.FabricRuntime;
-import io.fabricrpc.transport.LocalRegion;
-import io.fabricrpc.transport.RemoteAccess;
-import io.fabricrpc.transport.RemoteRegion;
 
 import java.lang.foreign.MemorySegment;
 import java.util.concurrent.CompletableFuture;
@@ -26,9 +21,9 @@ import java.util.function.IntFunction;
  *
  * <p>Calls from one thread to one destination run in the order they were made. The call primitives return
  * {@code false} only when the destination's buffers are full and the messenger's policy is
- * {@link io.fabricrpc.messaging.FullPolicy#FAIL}; they throw {@link io.fabricrpc.serialization.UnregisteredClassException}
- * (before anything is sent) for captures of unregistered classes, {@link io.fabricrpc.messaging.MessagingException}
- * for a call larger than a chunk, and {@link io.fabricrpc.transport.PeerFailedException} once the destination's
+ * {@link io.fabricrpc.api.FullPolicy#FAIL}; they throw {@link io.fabricrpc.serialization.UnregisteredClassException}
+ * (before anything is sent) for captures of unregistered classes, {@link io.fabricrpc.api.MessagingException}
+ * for a call larger than a chunk, and {@link io.fabricrpc.api.PeerFailedException} once the destination's
  * process is gone. Errors raised by calls at the receiver go to {@link #onError}.
  */
 public interface Fabric extends AutoCloseable {
@@ -39,10 +34,10 @@ public interface Fabric extends AutoCloseable {
      * @param config who this process is, the transport, the serialization registry and the messenger settings
      * @return this process's fabric, joined and connected to every other process of the job
      * @throws io.fabricrpc.doctor.JoinCheckException if this machine cannot run the transport (naming the fix)
-     * @throws io.fabricrpc.fabric.ControlPlaneException if the job did not form within the join timeout
+     * @throws io.fabricrpc.api.ControlPlaneException if the job did not form within the join timeout
      */
     static Fabric join(FabricConfig config) {
-        return FabricRuntime.join(config);
+        return FabricProvider.instance().join(config);
     }
 
     /**
@@ -75,7 +70,7 @@ public interface Fabric extends AutoCloseable {
      */
     @SuppressWarnings("unchecked")
     static <C> C currentContext() {
-        return (C) FabricRuntime.currentContext();
+        return (C) FabricProvider.instance().currentContext();
     }
 
     /**
@@ -84,7 +79,7 @@ public interface Fabric extends AutoCloseable {
      * @return the fabric whose call is running here, or null
      */
     static Fabric current() {
-        return FabricRuntime.current();
+        return FabricProvider.instance().current();
     }
 
     /**
@@ -238,8 +233,8 @@ public interface Fabric extends AutoCloseable {
      * @param dest the worker thread that runs it
      * @param function the lambda; its captured values are the message
      * @return the function's result
-     * @throws io.fabricrpc.serialization.RemoteInvocationException if the function threw at the destination
-     * @throws io.fabricrpc.serialization.ResultTooLargeException if the result is larger than fabric.mailbox.maxMessageBytes
+     * @throws io.fabricrpc.api.RemoteInvocationException if the function threw at the destination
+     * @throws io.fabricrpc.api.ResultTooLargeException if the result is larger than fabric.mailbox.maxMessageBytes
      *         ({@link FabricConfig#withReturnSlotBytes})
      * @throws IllegalStateException if made, from inside a call a worker runs, to that worker itself (it could run
      *         only after the current call returns)
@@ -248,9 +243,9 @@ public interface Fabric extends AutoCloseable {
 
     /**
      * As {@link #callReturn}, completing the future instead of blocking. The future completes exceptionally with
-     * {@link io.fabricrpc.serialization.RemoteInvocationException} if the function threw at the destination,
-     * {@link io.fabricrpc.transport.PeerFailedException} if the destination's process dies, or a
-     * {@link io.fabricrpc.messaging.MessagingException} after the call timeout.
+     * {@link io.fabricrpc.api.RemoteInvocationException} if the function threw at the destination,
+     * {@link io.fabricrpc.api.PeerFailedException} if the destination's process dies, or a
+     * {@link io.fabricrpc.api.MessagingException} after the call timeout.
      *
      * <p>Waiting on the returned future itself ({@code get}, {@code join}) from a fabric thread waits as
      * {@link #callReturn} does: it polls for the result and an attached worker keeps running its incoming calls, so
@@ -328,7 +323,7 @@ public interface Fabric extends AutoCloseable {
      *
      * @throws BarrierTimeoutException if not released within the timeout (the message names the generation and,
      *         on worker (0, 0), which workers had not arrived); the job's barriers are unusable afterwards
-     * @throws io.fabricrpc.transport.PeerFailedException if a process of the job is gone, naming its rank
+     * @throws io.fabricrpc.api.PeerFailedException if a process of the job is gone, naming its rank
      * @throws IllegalStateException on a thread that is not an attached worker, or inside a call (it could not
      *         run the calls that release it)
      */
@@ -372,9 +367,9 @@ public interface Fabric extends AutoCloseable {
      * @param access what this process may do with it one-sided
      * @return the region, in process {@code rank}
      *
-     * @throws io.fabricrpc.memory.RemoteAllocationException if the process refuses (over its
+     * @throws io.fabricrpc.api.RemoteAllocationException if the process refuses (over its
      *         {@code memory.remoteAllocationLimitBytes}, allocation failed there)
-     * @throws io.fabricrpc.transport.PeerFailedException if the process is or becomes dead before answering
+     * @throws io.fabricrpc.api.PeerFailedException if the process is or becomes dead before answering
      * @throws IllegalArgumentException if {@code bytes} is not positive or {@code access} is {@link RemoteAccess#NONE}
      */
     RemoteRegion allocateRemote(int rank, long bytes, RemoteAccess access);
@@ -385,9 +380,9 @@ public interface Fabric extends AutoCloseable {
      * @param rank the process whose memory it is
      * @param region the region {@link #allocateRemote} returned
      *
-     * @throws io.fabricrpc.memory.RemoteAllocationException if {@code rank} did not grant that region to this process
+     * @throws io.fabricrpc.api.RemoteAllocationException if {@code rank} did not grant that region to this process
      *         (or it was freed already)
-     * @throws io.fabricrpc.transport.PeerFailedException if the process is or becomes dead before answering
+     * @throws io.fabricrpc.api.PeerFailedException if the process is or becomes dead before answering
      */
     void freeRemote(int rank, RemoteRegion region);
 

@@ -1,8 +1,5 @@
 package io.fabricrpc.api;
 
-import io.fabricrpc.fabric.JobConfig;
-import io.fabricrpc.messaging.MessengerConfig;
-import io.fabricrpc.serialization.SerializationRegistry;
 
 import java.time.Duration;
 import java.util.HashMap;
@@ -95,7 +92,7 @@ public record FabricConfig(JobConfig job, Map<String, String> transport, Seriali
     /**
      * Bytes of each {@code callReturn} mailbox packet (the name is historical: results used to land in slots of this
      * size). Calls and results larger than a packet stream through it, up to {@code fabric.mailbox.maxMessageBytes}
-     * (16 MiB); a larger result fails with {@link io.fabricrpc.serialization.ResultTooLargeException}. Every process
+     * (16 MiB); a larger result fails with {@link io.fabricrpc.api.ResultTooLargeException}. Every process
      * of a job must use the same value.
      *
      * @param bytes a multiple of 64, at least 64 (default 1024)

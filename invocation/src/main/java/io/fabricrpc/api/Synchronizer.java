@@ -1,6 +1,5 @@
 package io.fabricrpc.api;
 
-import io.fabricrpc.invocation.SyncTarget;
 
 import java.time.Duration;
 import java.util.Arrays;
@@ -72,7 +71,7 @@ public final class Synchronizer {
      *
      * @param timeout the longest wait
      *
-     * @throws io.fabricrpc.transport.PeerFailedException if a destination fails first
+     * @throws io.fabricrpc.api.PeerFailedException if a destination fails first
      * @throws RemoteCallsFailedException if calls counted by a CONSUMED synchronizer threw at their destination
      * @throws io.fabricrpc.messaging.ChannelPoisonedException if a destination dropped a channel with calls pending
      * @throws SynchronizerTimeoutException if calls are still pending after {@code timeout}
@@ -160,7 +159,7 @@ public final class Synchronizer {
          * @param message how many calls threw, where, and the latest failure
          * @param cause the latest failure, as text
          */
-        public RemoteCallsFailedException(String message, io.fabricrpc.serialization.RemoteInvocationException cause) {
+        public RemoteCallsFailedException(String message, io.fabricrpc.api.RemoteInvocationException cause) {
             super(message, cause);
         }
     }

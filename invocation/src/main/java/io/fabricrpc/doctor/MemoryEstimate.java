@@ -1,6 +1,6 @@
 package io.fabricrpc.doctor;
 
-import io.fabricrpc.messaging.MessengerConfig;
+import io.fabricrpc.api.MessengerConfig;
 
 import java.util.Locale;
 

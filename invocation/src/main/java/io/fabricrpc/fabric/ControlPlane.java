@@ -1,5 +1,10 @@
 package io.fabricrpc.fabric;
 
+import io.fabricrpc.api.PeerFailedException;
+import io.fabricrpc.api.ThreadId;
+import io.fabricrpc.api.JobConfig;
+import io.fabricrpc.api.ControlPlaneException;
+
 import io.netty.channel.EventLoop;
 import io.netty.channel.EventLoopGroup;
 import io.netty.channel.nio.NioEventLoopGroup;

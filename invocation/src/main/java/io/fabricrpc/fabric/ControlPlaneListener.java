@@ -1,5 +1,7 @@
 package io.fabricrpc.fabric;
 
+import io.fabricrpc.api.PeerFailedException;
+
 /**
  * Receives control-plane events. Callbacks run on the control plane's event-loop thread: they must be quick and
  * must not block (hand work to another thread); an exception thrown by a callback is logged and ignored.

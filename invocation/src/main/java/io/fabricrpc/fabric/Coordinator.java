@@ -1,5 +1,8 @@
 package io.fabricrpc.fabric;
 
+import io.fabricrpc.api.JobConfig;
+import io.fabricrpc.api.ControlPlaneException;
+
 import static io.fabricrpc.fabric.ControlProtocol.*;
 
 import io.netty.bootstrap.ServerBootstrap;

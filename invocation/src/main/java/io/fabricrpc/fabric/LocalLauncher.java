@@ -1,5 +1,7 @@
 package io.fabricrpc.fabric;
 
+import io.fabricrpc.api.JobConfig;
+
 import java.io.BufferedReader;
 import java.io.IOException;
 import java.io.InputStreamReader;

@@ -1,8 +1,10 @@
 package io.fabricrpc.invocation;
 
+import io.fabricrpc.api.SyncTarget;
+
 import io.fabricrpc.api.BroadcastIncompleteException;
 import io.fabricrpc.transport.CounterSlot;
-import io.fabricrpc.transport.LocalRegion;
+import io.fabricrpc.api.LocalRegion;
 
 import java.util.ArrayList;
 import java.util.List;

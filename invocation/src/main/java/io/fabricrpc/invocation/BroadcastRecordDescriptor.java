@@ -1,6 +1,6 @@
 package io.fabricrpc.invocation;
 
-import io.fabricrpc.transport.RemoteRegion;
+import io.fabricrpc.api.RemoteRegion;
 
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;

@@ -3,15 +3,15 @@ package io.fabricrpc.invocation;
 import io.fabricrpc.api.RemoteBufferConsumer;
 import io.fabricrpc.api.RemoteRunnable;
 import io.fabricrpc.api.Synchronizer;
-import io.fabricrpc.messaging.MessagingException;
+import io.fabricrpc.api.MessagingException;
 import io.fabricrpc.messaging.RecordChannel;
 import io.fabricrpc.messaging.RecordWriter;
 import io.fabricrpc.serialization.CallEncoder;
-import io.fabricrpc.serialization.SerializationRegistry;
+import io.fabricrpc.api.SerializationRegistry;
 import io.fabricrpc.transport.CounterSlot;
-import io.fabricrpc.transport.LocalRegion;
-import io.fabricrpc.transport.RemoteAccess;
-import io.fabricrpc.transport.RemoteRegion;
+import io.fabricrpc.api.LocalRegion;
+import io.fabricrpc.api.RemoteAccess;
+import io.fabricrpc.api.RemoteRegion;
 import io.fabricrpc.transport.Transport;
 
 import java.io.Serializable;
@@ -220,7 +220,7 @@ final class Broadcasts {
         try {
             send(context, child, record, offset, length, span);
             return true;
-        } catch (io.fabricrpc.transport.PeerFailedException fenced) {
+        } catch (io.fabricrpc.api.PeerFailedException fenced) {
             return false; // declared failed since the check, or its link broke: its subtree still gets the record
         }
     }

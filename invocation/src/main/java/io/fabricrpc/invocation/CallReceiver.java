@@ -1,6 +1,6 @@
 package io.fabricrpc.invocation;
 
-import io.fabricrpc.fabric.ThreadId;
+import io.fabricrpc.api.ThreadId;
 import io.fabricrpc.mailbox.CorruptPacketException;
 import io.fabricrpc.mailbox.PacketReader;
 import io.fabricrpc.mailbox.Port;
@@ -14,12 +14,12 @@ import io.fabricrpc.serialization.UnknownFunctionException;
 import io.fabricrpc.serialization.WrongContextException;
 import io.fabricrpc.serialization.CallRecordDescriptor;
 import io.fabricrpc.serialization.ResultCodec;
-import io.fabricrpc.serialization.ResultTooLargeException;
+import io.fabricrpc.api.ResultTooLargeException;
 import io.fabricrpc.transport.CounterSlot;
 import io.fabricrpc.transport.Link;
-import io.fabricrpc.transport.LocalRegion;
-import io.fabricrpc.transport.RemoteAccess;
-import io.fabricrpc.transport.RemoteRegion;
+import io.fabricrpc.api.LocalRegion;
+import io.fabricrpc.api.RemoteAccess;
+import io.fabricrpc.api.RemoteRegion;
 import org.agrona.collections.Long2ObjectHashMap;
 
 import java.lang.foreign.MemorySegment;

@@ -1,7 +1,7 @@
 package io.fabricrpc.invocation;
 
 import io.fabricrpc.messaging.Messenger;
-import io.fabricrpc.messaging.MessengerConfig;
+import io.fabricrpc.api.MessengerConfig;
 import io.fabricrpc.messaging.RecordChannel;
 
 /**

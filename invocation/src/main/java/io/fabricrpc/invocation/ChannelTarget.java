@@ -1,9 +1,11 @@
 package io.fabricrpc.invocation;
 
-import io.fabricrpc.fabric.ThreadId;
+import io.fabricrpc.api.SyncTarget;
+
+import io.fabricrpc.api.ThreadId;
 import io.fabricrpc.api.Synchronizer;
 import io.fabricrpc.messaging.RecordChannel;
-import io.fabricrpc.serialization.RemoteInvocationException;
+import io.fabricrpc.api.RemoteInvocationException;
 
 /**
  * A synchronizer target on one channel: CONSUMED waits for the receiver's pushed consumed-record count to reach the

@@ -2,8 +2,8 @@ package io.fabricrpc.invocation;
 
 import io.fabricrpc.api.BarrierTimeoutException;
 import io.fabricrpc.api.RemoteRunnable;
-import io.fabricrpc.fabric.PeerFailedException;
-import io.fabricrpc.fabric.ThreadId;
+import io.fabricrpc.api.PeerFailedException;
+import io.fabricrpc.api.ThreadId;
 
 import java.time.Duration;
 import java.util.ArrayList;

@@ -9,13 +9,13 @@ import io.fabricrpc.api.RemoteRunnable;
 import io.fabricrpc.api.RemoteSupplier;
 import io.fabricrpc.api.Synchronizer;
 import io.fabricrpc.fabric.ControlPlane;
-import io.fabricrpc.fabric.ThreadId;
+import io.fabricrpc.api.ThreadId;
 import io.fabricrpc.messaging.SendingAgent;
-import io.fabricrpc.serialization.SerializationRegistry;
+import io.fabricrpc.api.SerializationRegistry;
 import io.fabricrpc.transport.Link;
-import io.fabricrpc.transport.LocalRegion;
-import io.fabricrpc.transport.RemoteAccess;
-import io.fabricrpc.transport.RemoteRegion;
+import io.fabricrpc.api.LocalRegion;
+import io.fabricrpc.api.RemoteAccess;
+import io.fabricrpc.api.RemoteRegion;
 import io.fabricrpc.transport.Transport;
 
 import java.io.Serializable;

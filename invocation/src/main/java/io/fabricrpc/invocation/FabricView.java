@@ -6,10 +6,10 @@ import io.fabricrpc.api.RemoteContextConsumer;
 import io.fabricrpc.api.RemoteRunnable;
 import io.fabricrpc.api.RemoteSupplier;
 import io.fabricrpc.api.Synchronizer;
-import io.fabricrpc.fabric.ThreadId;
-import io.fabricrpc.transport.LocalRegion;
-import io.fabricrpc.transport.RemoteAccess;
-import io.fabricrpc.transport.RemoteRegion;
+import io.fabricrpc.api.ThreadId;
+import io.fabricrpc.api.LocalRegion;
+import io.fabricrpc.api.RemoteAccess;
+import io.fabricrpc.api.RemoteRegion;
 
 import java.lang.foreign.MemorySegment;
 import java.util.concurrent.CompletableFuture;

@@ -1,16 +1,16 @@
 package io.fabricrpc.invocation;
 
-import io.fabricrpc.fabric.ThreadId;
+import io.fabricrpc.api.ThreadId;
 import io.fabricrpc.mailbox.MailboxChannels;
 import io.fabricrpc.mailbox.MailboxClient;
 import io.fabricrpc.mailbox.MailboxConfig;
 import io.fabricrpc.mailbox.MailboxException;
 import io.fabricrpc.mailbox.MailboxServer;
-import io.fabricrpc.messaging.MessagingException;
+import io.fabricrpc.api.MessagingException;
 import io.fabricrpc.messaging.ServiceDispatcher;
 import io.fabricrpc.transport.Link;
-import io.fabricrpc.transport.LocalRegion;
-import io.fabricrpc.transport.RemoteRegion;
+import io.fabricrpc.api.LocalRegion;
+import io.fabricrpc.api.RemoteRegion;
 import io.fabricrpc.transport.Transport;
 import org.agrona.concurrent.BackoffIdleStrategy;
 

@@ -2,9 +2,9 @@ package io.fabricrpc.invocation;
 
 import io.fabricrpc.memory.RemoteAllocationService;
 import io.fabricrpc.messaging.ServiceDispatcher;
-import io.fabricrpc.transport.LocalRegion;
-import io.fabricrpc.transport.RemoteAccess;
-import io.fabricrpc.transport.RemoteRegion;
+import io.fabricrpc.api.LocalRegion;
+import io.fabricrpc.api.RemoteAccess;
+import io.fabricrpc.api.RemoteRegion;
 import io.fabricrpc.transport.Transport;
 
 import java.lang.foreign.MemorySegment;

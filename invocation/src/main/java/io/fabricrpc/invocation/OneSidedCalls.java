@@ -5,8 +5,8 @@ import io.fabricrpc.api.Synchronizer;
 import io.fabricrpc.messaging.ChunkLayout;
 import io.fabricrpc.messaging.RecordChannel;
 import io.fabricrpc.transport.Link;
-import io.fabricrpc.transport.LocalRegion;
-import io.fabricrpc.transport.RemoteRegion;
+import io.fabricrpc.api.LocalRegion;
+import io.fabricrpc.api.RemoteRegion;
 
 import java.io.Serializable;
 import java.lang.foreign.MemorySegment;

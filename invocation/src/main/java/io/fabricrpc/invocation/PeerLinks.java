@@ -1,7 +1,7 @@
 package io.fabricrpc.invocation;
 
 import io.fabricrpc.fabric.ControlPlane;
-import io.fabricrpc.fabric.PeerFailedException;
+import io.fabricrpc.api.PeerFailedException;
 import io.fabricrpc.messaging.MessagingNode;
 import io.fabricrpc.transport.EndpointAddress;
 import io.fabricrpc.transport.Link;

@@ -1,19 +1,19 @@
 package io.fabricrpc.invocation;
 
-import io.fabricrpc.fabric.PeerFailedException;
-import io.fabricrpc.fabric.ThreadId;
+import io.fabricrpc.api.PeerFailedException;
+import io.fabricrpc.api.ThreadId;
 import io.fabricrpc.mailbox.MailboxClient;
 import io.fabricrpc.mailbox.MailboxServer;
 import io.fabricrpc.mailbox.MailboxTimeoutException;
 import io.fabricrpc.mailbox.PacketReader;
 import io.fabricrpc.mailbox.Port;
-import io.fabricrpc.messaging.MessagingException;
+import io.fabricrpc.api.MessagingException;
 import io.fabricrpc.messaging.RecordChannel;
 import io.fabricrpc.serialization.CallEncoder;
 import io.fabricrpc.serialization.ResultCodec;
-import io.fabricrpc.serialization.SerializationRegistry;
-import io.fabricrpc.transport.LocalRegion;
-import io.fabricrpc.transport.RemoteAccess;
+import io.fabricrpc.api.SerializationRegistry;
+import io.fabricrpc.api.LocalRegion;
+import io.fabricrpc.api.RemoteAccess;
 
 import java.io.Serializable;
 import java.lang.foreign.MemorySegment;

@@ -1,8 +1,8 @@
 package io.fabricrpc.invocation;
 
-import io.fabricrpc.fabric.ThreadId;
+import io.fabricrpc.api.ThreadId;
 import io.fabricrpc.mailbox.MailboxClient;
-import io.fabricrpc.messaging.MessagingException;
+import io.fabricrpc.api.MessagingException;
 
 import java.lang.invoke.MethodHandles;
 import java.lang.invoke.VarHandle;

@@ -1,13 +1,15 @@
 package io.fabricrpc.invocation;
 
+import io.fabricrpc.api.SyncTarget;
+
 import io.fabricrpc.api.FabricConfig;
 import io.fabricrpc.counters.CounterSource;
 import io.fabricrpc.counters.CountersPublisher;
 import io.fabricrpc.fabric.ControlPlane;
-import io.fabricrpc.fabric.ThreadId;
-import io.fabricrpc.messaging.FullPolicy;
+import io.fabricrpc.api.ThreadId;
+import io.fabricrpc.api.FullPolicy;
 import io.fabricrpc.messaging.Messenger;
-import io.fabricrpc.messaging.MessengerConfig;
+import io.fabricrpc.api.MessengerConfig;
 import io.fabricrpc.messaging.MessagingNode;
 import io.fabricrpc.messaging.RecordChannel;
 import io.fabricrpc.serialization.CallEncoder;

@@ -1,10 +1,10 @@
 package io.fabricrpc.invocation;
 
-import io.fabricrpc.fabric.ThreadId;
-import io.fabricrpc.messaging.MessagingException;
+import io.fabricrpc.api.ThreadId;
+import io.fabricrpc.api.MessagingException;
 import io.fabricrpc.messaging.MessagingNode;
 import io.fabricrpc.serialization.CallEncoder;
-import io.fabricrpc.serialization.SerializationRegistry;
+import io.fabricrpc.api.SerializationRegistry;
 import io.fabricrpc.transport.Link;
 import io.fabricrpc.transport.Transport;
 import org.agrona.concurrent.UnsafeBuffer;

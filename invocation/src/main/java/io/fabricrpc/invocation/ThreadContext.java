@@ -1,6 +1,6 @@
 package io.fabricrpc.invocation;
 
-import io.fabricrpc.fabric.ThreadId;
+import io.fabricrpc.api.ThreadId;
 import io.fabricrpc.messaging.ReceivingThread;
 import io.fabricrpc.messaging.RecordWriter;
 import io.fabricrpc.serialization.CallEncoder;

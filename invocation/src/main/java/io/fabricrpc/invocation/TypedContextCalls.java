@@ -5,7 +5,7 @@ import io.fabricrpc.api.Fabric;
 import io.fabricrpc.api.RemoteContextConsumer;
 import io.fabricrpc.api.RemoteContextFunction;
 import io.fabricrpc.api.Synchronizer;
-import io.fabricrpc.fabric.ThreadId;
+import io.fabricrpc.api.ThreadId;
 
 import java.util.Objects;
 import java.util.concurrent.CompletableFuture;

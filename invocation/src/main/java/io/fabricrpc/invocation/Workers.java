@@ -2,7 +2,7 @@ package io.fabricrpc.invocation;
 
 import io.fabricrpc.mailbox.Port;
 
-import io.fabricrpc.fabric.ThreadId;
+import io.fabricrpc.api.ThreadId;
 import org.agrona.concurrent.BackoffIdleStrategy;
 import org.agrona.concurrent.IdleStrategy;
 

@@ -2,9 +2,9 @@ package io.fabricrpc.mailbox;
 
 import io.fabricrpc.transport.EndpointAddress;
 import io.fabricrpc.transport.Link;
-import io.fabricrpc.transport.LocalRegion;
-import io.fabricrpc.transport.RemoteAccess;
-import io.fabricrpc.transport.RemoteRegion;
+import io.fabricrpc.api.LocalRegion;
+import io.fabricrpc.api.RemoteAccess;
+import io.fabricrpc.api.RemoteRegion;
 import io.fabricrpc.transport.Transport;
 import org.agrona.concurrent.IdleStrategy;
 

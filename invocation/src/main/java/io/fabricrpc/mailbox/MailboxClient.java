@@ -1,8 +1,8 @@
 package io.fabricrpc.mailbox;
 
 import io.fabricrpc.transport.Link;
-import io.fabricrpc.transport.LocalRegion;
-import io.fabricrpc.transport.RemoteRegion;
+import io.fabricrpc.api.LocalRegion;
+import io.fabricrpc.api.RemoteRegion;
 import org.agrona.concurrent.IdleStrategy;
 
 import java.lang.foreign.MemorySegment;
@@ -67,7 +67,7 @@ public final class MailboxClient extends Mailbox {
      * Locks a port whose packet the client owns, waiting up to the open timeout while all are busy.
      *
      * @throws AllPortsBusyException if none became free in time (the message says how many ports, how long)
-     * @throws io.fabricrpc.transport.PeerFailedException if the server is gone
+     * @throws io.fabricrpc.api.PeerFailedException if the server is gone
      */
     public Port open() {
         long start = System.nanoTime();

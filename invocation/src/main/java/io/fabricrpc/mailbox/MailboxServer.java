@@ -1,8 +1,8 @@
 package io.fabricrpc.mailbox;
 
 import io.fabricrpc.transport.Link;
-import io.fabricrpc.transport.LocalRegion;
-import io.fabricrpc.transport.RemoteRegion;
+import io.fabricrpc.api.LocalRegion;
+import io.fabricrpc.api.RemoteRegion;
 
 /**
  * The server side of a mailbox channel: threads {@link #tryOpen()} a port that holds a client's message, then

@@ -1,6 +1,6 @@
 package io.fabricrpc.memory;
 
-import io.fabricrpc.transport.LocalRegion;
+import io.fabricrpc.api.LocalRegion;
 
 import java.lang.foreign.MemorySegment;
 import java.util.ArrayList;
@@ -88,7 +88,7 @@ public final class BestFitAllocator {
      * of its own when larger than a slab.
      *
      * @throws IllegalArgumentException if {@code bytes} is not positive
-     * @throws io.fabricrpc.transport.TransportException if a new slab or region cannot be obtained
+     * @throws io.fabricrpc.api.TransportException if a new slab or region cannot be obtained
      */
     public Allocation allocate(long bytes) {
         if (bytes <= 0) {

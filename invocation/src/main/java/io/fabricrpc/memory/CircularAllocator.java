@@ -1,5 +1,7 @@
 package io.fabricrpc.memory;
 
+import io.fabricrpc.api.MemoryExhaustedException;
+
 /**
  * Seriema's circular allocator: a ring of fixed-size {@link Unit units} carved from the slabs of a {@link SlabPool}.
  * Units come out in ring order; the allocator moves on only while the oldest unit is released and its tag (the
@@ -18,7 +20,7 @@ public final class CircularAllocator {
     /**
      * Creates the ring's first {@link RingConfig#initialUnits()} units.
      *
-     * @throws io.fabricrpc.transport.TransportException if the pool cannot obtain a slab
+     * @throws io.fabricrpc.api.TransportException if the pool cannot obtain a slab
      */
     public CircularAllocator(SlabPool pool, RingConfig config) {
         this.ring = new UnitRing(pool, config);
@@ -41,7 +43,7 @@ public final class CircularAllocator {
      * ring is at its maximum.
      *
      * @throws MemoryExhaustedException if no unit became free in time, or the oldest unit was never released
-     * @throws io.fabricrpc.transport.PeerFailedException if the link of the awaited operation fails
+     * @throws io.fabricrpc.api.PeerFailedException if the link of the awaited operation fails
      */
     public Unit allocate() {
         Unit unit = ring.advance("circular allocation");

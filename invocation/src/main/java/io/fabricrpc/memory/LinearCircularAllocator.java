@@ -1,7 +1,9 @@
 package io.fabricrpc.memory;
 
+import io.fabricrpc.api.MemoryExhaustedException;
+
 import io.fabricrpc.transport.Link;
-import io.fabricrpc.transport.LocalRegion;
+import io.fabricrpc.api.LocalRegion;
 
 /**
  * Seriema's linear-circular allocator: the ring of a {@link CircularAllocator}, handing out variable-size
@@ -25,7 +27,7 @@ public final class LinearCircularAllocator {
     private int fill;
 
     /**
-     * @throws io.fabricrpc.transport.TransportException if the pool cannot obtain a slab
+     * @throws io.fabricrpc.api.TransportException if the pool cannot obtain a slab
      */
     public LinearCircularAllocator(SlabPool pool, RingConfig config) {
         this.ring = new UnitRing(pool, config);
@@ -54,7 +56,7 @@ public final class LinearCircularAllocator {
      *
      * @throws IllegalArgumentException if {@code bytes} is not positive or is larger than a unit
      * @throws MemoryExhaustedException if no unit became free in time, or the oldest still has segments not released
-     * @throws io.fabricrpc.transport.PeerFailedException if the link of the awaited operation fails
+     * @throws io.fabricrpc.api.PeerFailedException if the link of the awaited operation fails
      */
     public long allocate(int bytes) {
         int aligned = alignedSize(bytes);

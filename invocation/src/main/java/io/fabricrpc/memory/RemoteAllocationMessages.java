@@ -1,6 +1,6 @@
 package io.fabricrpc.memory;
 
-import io.fabricrpc.transport.RemoteRegion;
+import io.fabricrpc.api.RemoteRegion;
 
 /**
  * The no-setup service messages of {@link RemoteAllocationService}, little-endian (native order on x86), sent with

@@ -1,11 +1,13 @@
 package io.fabricrpc.memory;
 
-import io.fabricrpc.messaging.MessagingException;
+import io.fabricrpc.api.RemoteAllocationException;
+
+import io.fabricrpc.api.MessagingException;
 import io.fabricrpc.messaging.ServiceDispatcher;
 import io.fabricrpc.transport.Link;
-import io.fabricrpc.transport.LocalRegion;
-import io.fabricrpc.transport.RemoteAccess;
-import io.fabricrpc.transport.RemoteRegion;
+import io.fabricrpc.api.LocalRegion;
+import io.fabricrpc.api.RemoteAccess;
+import io.fabricrpc.api.RemoteRegion;
 import io.fabricrpc.transport.Transport;
 
 import java.lang.foreign.Arena;
@@ -116,8 +118,8 @@ public final class RemoteAllocationService implements AutoCloseable {
      *
      * @throws IllegalArgumentException   if {@code bytes} is not positive or {@code access} is {@link RemoteAccess#NONE}
      * @throws RemoteAllocationException  if the peer refuses (over its limit, allocation failed)
-     * @throws io.fabricrpc.transport.PeerFailedException if the peer fails before answering
-     * @throws io.fabricrpc.messaging.MessagingException  if no answer comes within {@code timeout}
+     * @throws io.fabricrpc.api.PeerFailedException if the peer fails before answering
+     * @throws io.fabricrpc.api.MessagingException  if no answer comes within {@code timeout}
      */
     public RemoteRegion allocate(Link peer, long bytes, RemoteAccess access, Duration timeout) {
         if (bytes <= 0) {
@@ -143,7 +145,7 @@ public final class RemoteAllocationService implements AutoCloseable {
      * Frees a region this process got from {@link #allocate} on the same peer.
      *
      * @throws RemoteAllocationException if the peer does not know the region as granted to this process
-     * @throws io.fabricrpc.transport.PeerFailedException if the peer fails before answering
+     * @throws io.fabricrpc.api.PeerFailedException if the peer fails before answering
      */
     public void free(Link peer, RemoteRegion region, Duration timeout) {
         call(peer, FREE_REQUEST, FREE_REQUEST_LENGTH, timeout, "free of " + region,

@@ -1,7 +1,7 @@
 package io.fabricrpc.memory;
 
-import io.fabricrpc.transport.LocalRegion;
-import io.fabricrpc.transport.RemoteAccess;
+import io.fabricrpc.api.LocalRegion;
+import io.fabricrpc.api.RemoteAccess;
 import io.fabricrpc.transport.Transport;
 
 import java.util.ArrayList;
@@ -59,7 +59,7 @@ public final class SlabPool implements AutoCloseable {
      * A new region of at least {@code minBytes}: one slab, or for larger requests a region rounded up to whole
      * slabs (which the transport may not be able to back by hugepages if it is very large).
      *
-     * @throws io.fabricrpc.transport.TransportException if the transport cannot allocate or register it
+     * @throws io.fabricrpc.api.TransportException if the transport cannot allocate or register it
      * @throws IllegalStateException if the pool is closed
      */
     public LocalRegion slab(long minBytes) {

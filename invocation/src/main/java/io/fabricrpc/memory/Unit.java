@@ -1,7 +1,7 @@
 package io.fabricrpc.memory;
 
 import io.fabricrpc.transport.Link;
-import io.fabricrpc.transport.LocalRegion;
+import io.fabricrpc.api.LocalRegion;
 
 import java.lang.foreign.MemorySegment;
 

@@ -1,7 +1,9 @@
 package io.fabricrpc.memory;
 
+import io.fabricrpc.api.MemoryExhaustedException;
+
 import io.fabricrpc.transport.Link;
-import io.fabricrpc.transport.LocalRegion;
+import io.fabricrpc.api.LocalRegion;
 import org.agrona.concurrent.BackoffIdleStrategy;
 import org.agrona.concurrent.IdleStrategy;
 
@@ -59,7 +61,7 @@ final class UnitRing {
      *
      * @throws MemoryExhaustedException if the ring is at its maximum and the oldest unit is held by the caller
      *                                  (not released) or its operation did not complete in time
-     * @throws io.fabricrpc.transport.PeerFailedException if the link of the oldest unit's operation fails
+     * @throws io.fabricrpc.api.PeerFailedException if the link of the oldest unit's operation fails
      */
     Unit advance(String what) {
         Unit unit = tryAdvance();

@@ -13,7 +13,7 @@
  *       inside units (bump pointer).</li>
  *   <li>{@link io.fabricrpc.memory.BestFitAllocator}: a thread-safe general allocator over slabs.</li>
  *   <li>{@link io.fabricrpc.memory.RemoteAllocationService}: a no-setup service call that allocates memory in a
- *       peer process and returns a {@link io.fabricrpc.transport.RemoteRegion} for one-sided operations.</li>
+ *       peer process and returns a {@link io.fabricrpc.api.RemoteRegion} for one-sided operations.</li>
  * </ul>
  *
  * <p>Nothing here lives in shared or registered memory except the users' bytes; the only wire format is the

@@ -1,5 +1,9 @@
 package io.fabricrpc.messaging;
 
+import io.fabricrpc.api.FullPolicy;
+import io.fabricrpc.api.MessagingException;
+import io.fabricrpc.api.MessengerConfig;
+
 import org.agrona.concurrent.BackoffIdleStrategy;
 import org.agrona.concurrent.IdleStrategy;
 

@@ -1,5 +1,7 @@
 package io.fabricrpc.messaging;
 
+import io.fabricrpc.api.FullPolicy;
+
 import io.fabricrpc.counters.CounterSource;
 import io.fabricrpc.counters.CounterTypes;
 

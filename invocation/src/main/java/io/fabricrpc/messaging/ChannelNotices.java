@@ -2,7 +2,7 @@ package io.fabricrpc.messaging;
 
 import io.fabricrpc.transport.CounterSlot;
 import io.fabricrpc.transport.Link;
-import io.fabricrpc.transport.RemoteRegion;
+import io.fabricrpc.api.RemoteRegion;
 
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;

@@ -1,5 +1,7 @@
 package io.fabricrpc.messaging;
 
+import io.fabricrpc.api.MessagingException;
+
 /**
  * The receiver dropped this channel ({@link PoisonReason}) after running {@link #ranBeforePoisoning()} of its
  * records: the {@link #notRun()} calls accepted here after that point will never run, and no later call is accepted.

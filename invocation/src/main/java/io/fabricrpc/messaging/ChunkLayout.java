@@ -1,5 +1,7 @@
 package io.fabricrpc.messaging;
 
+import io.fabricrpc.api.MessengerConfig;
+
 import java.lang.foreign.ValueLayout;
 import java.lang.invoke.VarHandle;
 
@@ -88,7 +90,7 @@ public final class ChunkLayout {
     /** The largest payload a header can describe (21 bits of length); records must also fit their chunk. */
     public static final int MAX_RECORD_LENGTH = (1 << 21) - 1;
     /** The largest chunk: offsets inside a chunk stay ints. */
-    public static final int MAX_CHUNK_SIZE = 1 << 24;
+    public static final int MAX_CHUNK_SIZE = MessengerConfig.MAX_CHUNK_SIZE;
     /** Tag bit asking the receiver to push its consumed-record count after handling the record. */
     public static final int TAG_NOTIFY = 0x40;
     /** Tags an application may use: 0..30 (31 is the seal; the top three bits are the messenger's). */
@@ -116,7 +118,7 @@ public final class ChunkLayout {
     static final int SEQUENCE_FIRST_OFFSET = 0;
     static final int SEQUENCE_COUNT_OFFSET = 8;
     static final int SEQUENCE_LENGTH = 16;
-    public static final int MIN_CHUNK_SIZE = 4096;
+    public static final int MIN_CHUNK_SIZE = MessengerConfig.MIN_CHUNK_SIZE;
 
     /** Acquiring loads of record headers (4-byte aligned). */
     static final VarHandle HEADER = ValueLayout.JAVA_INT.varHandle();

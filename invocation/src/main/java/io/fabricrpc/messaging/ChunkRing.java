@@ -1,9 +1,12 @@
 package io.fabricrpc.messaging;
 
+import io.fabricrpc.api.MessagingException;
+import io.fabricrpc.api.MessengerConfig;
+
 import io.fabricrpc.transport.CounterSlot;
 import io.fabricrpc.transport.Link;
-import io.fabricrpc.transport.LocalRegion;
-import io.fabricrpc.transport.RemoteRegion;
+import io.fabricrpc.api.LocalRegion;
+import io.fabricrpc.api.RemoteRegion;
 
 import org.agrona.concurrent.IdleStrategy;
 

@@ -1,6 +1,10 @@
 package io.fabricrpc.messaging;
 
-import io.fabricrpc.transport.RemoteRegion;
+import io.fabricrpc.api.MessagingException;
+
+import io.fabricrpc.api.MessengerConfig;
+
+import io.fabricrpc.api.RemoteRegion;
 
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;

@@ -1,5 +1,7 @@
 package io.fabricrpc.messaging;
 
+import io.fabricrpc.api.MessagingException;
+
 /** A chunk's producer word, a record header or a chunk's sequence is inconsistent; the sender's channel is dropped. */
 public final class CorruptChunkException extends MessagingException {
     private static final long serialVersionUID = 1L;

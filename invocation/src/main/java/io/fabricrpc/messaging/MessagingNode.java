@@ -1,13 +1,17 @@
 package io.fabricrpc.messaging;
 
+import io.fabricrpc.api.FullPolicy;
+import io.fabricrpc.api.MessagingException;
+import io.fabricrpc.api.MessengerConfig;
+
 import io.fabricrpc.counters.CounterRegistry;
 import io.fabricrpc.counters.CounterSet;
 import io.fabricrpc.counters.CounterTypes;
 import io.fabricrpc.transport.EndpointAddress;
 import io.fabricrpc.transport.Link;
-import io.fabricrpc.transport.LocalRegion;
-import io.fabricrpc.transport.RemoteAccess;
-import io.fabricrpc.transport.RemoteRegion;
+import io.fabricrpc.api.LocalRegion;
+import io.fabricrpc.api.RemoteAccess;
+import io.fabricrpc.api.RemoteRegion;
 import io.fabricrpc.transport.Transport;
 import org.agrona.concurrent.BackoffIdleStrategy;
 import org.agrona.concurrent.IdleStrategy;

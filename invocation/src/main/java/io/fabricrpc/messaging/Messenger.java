@@ -1,8 +1,12 @@
 package io.fabricrpc.messaging;
 
+import io.fabricrpc.api.FullPolicy;
+import io.fabricrpc.api.MessagingException;
+import io.fabricrpc.api.MessengerConfig;
+
 import io.fabricrpc.transport.Link;
-import io.fabricrpc.transport.LocalRegion;
-import io.fabricrpc.transport.RemoteAccess;
+import io.fabricrpc.api.LocalRegion;
+import io.fabricrpc.api.RemoteAccess;
 import org.agrona.concurrent.IdleStrategy;
 
 import java.time.Duration;
@@ -65,7 +69,7 @@ public final class Messenger implements RecordChannel {
      * {@link ChunkLayout#TAG_NOTIFY}); its sequence number is {@link #recordsSent()} right after. False only under FAIL
      * with every chunk full; a {@link MessagingException} if it cannot fit an empty chunk, the receiver frees none
      * within the timeout (RETRY) or allocation fails; {@link ChannelPoisonedException} if the receiver dropped the
-     * channel; {@link io.fabricrpc.transport.PeerFailedException} if it is gone.
+     * channel; {@link io.fabricrpc.api.PeerFailedException} if it is gone.
      */
     @Override
     public boolean send(int tag, RecordWriter writer) {
@@ -368,7 +372,7 @@ public final class Messenger implements RecordChannel {
     }
 
     public long maxPayload() { // what one record can carry: an empty chunk, or the header's limit
-        return config.maxPayload();
+        return ChunkLayout.maxPayload(config.chunkSize());
     }
 
     public MessagingException oversize() { // a call too large for any chunk: names the sizes and the setting to raise

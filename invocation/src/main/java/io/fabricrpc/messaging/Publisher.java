@@ -1,7 +1,7 @@
 package io.fabricrpc.messaging;
 
 import io.fabricrpc.transport.Link;
-import io.fabricrpc.transport.PeerFailedException;
+import io.fabricrpc.api.PeerFailedException;
 
 import java.lang.invoke.MethodHandles;
 import java.lang.invoke.VarHandle;
@@ -77,7 +77,7 @@ abstract sealed class Publisher permits WindowPublisher, StagedPublisher {
      * Owner, nothing pending: writes framed records from {@code source} to the append position (the first header
      * placed last publishes them all) and moves both positions past them.
      */
-    final void transmitFramed(io.fabricrpc.transport.LocalRegion source, long offset, long bytes) {
+    final void transmitFramed(io.fabricrpc.api.LocalRegion source, long offset, long bytes) {
         posted(link.writePublished(source, offset, appender.chunk, ChunkLayout.DATA_OFFSET + appender.position, bytes),
                 true);
         appender.framedElsewhere(bytes);

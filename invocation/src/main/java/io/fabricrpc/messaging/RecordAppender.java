@@ -1,7 +1,9 @@
 package io.fabricrpc.messaging;
 
-import io.fabricrpc.transport.LocalRegion;
-import io.fabricrpc.transport.RemoteRegion;
+import io.fabricrpc.api.MessagingException;
+
+import io.fabricrpc.api.LocalRegion;
+import io.fabricrpc.api.RemoteRegion;
 
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;

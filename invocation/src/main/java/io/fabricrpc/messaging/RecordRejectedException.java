@@ -1,5 +1,7 @@
 package io.fabricrpc.messaging;
 
+import io.fabricrpc.api.MessagingException;
+
 /**
  * Thrown by a {@link RecordHandler} for a record that leaves the rest of its channel untrustworthy (an unknown kind,
  * a record that cannot be decoded): the receiver drops the channel and tells the sender ({@link PoisonReason}).

@@ -1,9 +1,11 @@
 package io.fabricrpc.messaging;
 
+import io.fabricrpc.api.MessagingException;
+
 import io.fabricrpc.transport.CounterSlot;
 import io.fabricrpc.transport.Link;
-import io.fabricrpc.transport.LocalRegion;
-import io.fabricrpc.transport.RemoteRegion;
+import io.fabricrpc.api.LocalRegion;
+import io.fabricrpc.api.RemoteRegion;
 
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
@@ -106,7 +108,7 @@ final class SenderInbox {
         }
         String fence = fenced;
         if (fence != null) {
-            failure = new io.fabricrpc.transport.PeerFailedException("thread " + ThreadNames.of(sender),
+            failure = new io.fabricrpc.api.PeerFailedException("thread " + ThreadNames.of(sender),
                     "fenced: " + fence + "; its calls are no longer run");
             errors.onError(sender, failure);
             return 0;

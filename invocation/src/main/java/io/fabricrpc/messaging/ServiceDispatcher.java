@@ -1,5 +1,7 @@
 package io.fabricrpc.messaging;
 
+import io.fabricrpc.api.MessagingException;
+
 import io.fabricrpc.transport.Link;
 import io.fabricrpc.transport.MessageHandler;
 import io.fabricrpc.transport.Transport;

@@ -1,7 +1,7 @@
 package io.fabricrpc.messaging;
 
 import io.fabricrpc.transport.Link;
-import io.fabricrpc.transport.RemoteRegion;
+import io.fabricrpc.api.RemoteRegion;
 
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;

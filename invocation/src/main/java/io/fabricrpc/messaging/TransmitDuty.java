@@ -1,5 +1,7 @@
 package io.fabricrpc.messaging;
 
+import io.fabricrpc.api.MessengerConfig;
+
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ConcurrentLinkedQueue;

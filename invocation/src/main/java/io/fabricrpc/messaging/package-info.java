@@ -83,3 +83,5 @@
  * to 20 bytes, whereas the chunk's words cost one 16-byte inline write (or its stores) per chunk.
  */
 package io.fabricrpc.messaging;
+
+import io.fabricrpc.api.FullPolicy;

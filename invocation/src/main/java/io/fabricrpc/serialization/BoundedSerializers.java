@@ -1,5 +1,7 @@
 package io.fabricrpc.serialization;
 
+import io.fabricrpc.api.SerializationRegistry;
+
 import com.esotericsoftware.kryo.Kryo;
 import com.esotericsoftware.kryo.KryoException;
 import com.esotericsoftware.kryo.io.Input;

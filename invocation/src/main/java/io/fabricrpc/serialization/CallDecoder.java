@@ -1,6 +1,8 @@
 package io.fabricrpc.serialization;
 
-import io.fabricrpc.transport.LocalRegion;
+import io.fabricrpc.api.SerializationRegistry;
+
+import io.fabricrpc.api.LocalRegion;
 
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
@@ -34,7 +36,7 @@ public final class CallDecoder {
     private final Object context;
     /** {@code "link <name>: "}, built once: the hot path must not concatenate. */
     private final String messagePrefix;
-    private final SerializationRegistry.FabricKryo kryo;
+    private final KryoRegistry.FabricKryo kryo;
     private final SegmentInput input = new SegmentInput();
     private final long[] definitionEnd = new long[1];
     private ReceiverFunction[] functions = NO_FUNCTIONS;
@@ -74,7 +76,7 @@ public final class CallDecoder {
         this.link = Objects.requireNonNull(link, "link");
         this.context = context;
         this.messagePrefix = "link " + link + ": ";
-        this.kryo = registry.newKryo();
+        this.kryo = KryoRegistry.newKryo(registry);
     }
 
     /**
@@ -218,7 +220,7 @@ public final class CallDecoder {
             refusals = Arrays.copyOf(refusals, size);
         }
         try {
-            functions[id] = registry.link(definition);
+            functions[id] = KryoRegistry.link(registry, definition);
             refusals[id] = null;
         } catch (FunctionLinker.Refused e) {
             functions[id] = null;

@@ -1,8 +1,10 @@
 package io.fabricrpc.serialization;
 
+import io.fabricrpc.api.SerializationRegistry;
+
 import com.esotericsoftware.kryo.KryoException;
 import com.esotericsoftware.kryo.io.KryoBufferOverflowException;
-import io.fabricrpc.transport.LocalRegion;
+import io.fabricrpc.api.LocalRegion;
 
 import java.io.Serializable;
 import java.lang.foreign.MemorySegment;
@@ -32,7 +34,7 @@ public final class CallEncoder {
 
     private final SerializationRegistry registry;
     private final String link;
-    private final SerializationRegistry.FabricKryo kryo;
+    private final KryoRegistry.FabricKryo kryo;
     private final SegmentOutput output = new SegmentOutput();
     /** Function id + 1 per {@link SenderFunction#index}; 0 means no id on this link yet. */
     private int[] idPlusOneByIndex = NO_IDS;
@@ -59,7 +61,7 @@ public final class CallEncoder {
     public CallEncoder(SerializationRegistry registry, String link) {
         this.registry = Objects.requireNonNull(registry, "registry");
         this.link = Objects.requireNonNull(link, "link");
-        this.kryo = registry.newKryo();
+        this.kryo = KryoRegistry.newKryo(registry);
     }
 
     /**

@@ -1,5 +1,7 @@
 package io.fabricrpc.serialization;
 
+import io.fabricrpc.api.SerializationRegistry;
+
 import java.lang.invoke.MethodHandle;
 import java.lang.invoke.MethodHandleInfo;
 import java.lang.invoke.MethodHandles;
@@ -39,7 +41,7 @@ final class FunctionLinker {
                     + " (allowCapturingClass/allowCapturingPackage)", null);
         }
         try {
-            Class<?> capturing = registry.capturingClass(capturingName);
+            Class<?> capturing = KryoRegistry.capturingClass(registry, capturingName);
             ClassLoader loader = capturing.getClassLoader();
             MethodHandles.Lookup lookup = MethodHandles.privateLookupIn(capturing, MethodHandles.lookup());
             // Validate before resolving any other class the definition names.

@@ -1,5 +1,7 @@
 package io.fabricrpc.serialization;
 
+import io.fabricrpc.api.SerializationRegistry;
+
 /**
  * A function definition was refused: its capturing class is not allowed by the {@link SerializationRegistry}, or
  * the definition does not match a serializable lambda or method reference compiled into that class, or its

@@ -4,8 +4,8 @@ import com.esotericsoftware.kryo.Kryo;
 import com.esotericsoftware.kryo.Serializer;
 import com.esotericsoftware.kryo.io.Input;
 import com.esotericsoftware.kryo.io.Output;
-import io.fabricrpc.transport.RemoteAccess;
-import io.fabricrpc.transport.RemoteRegion;
+import io.fabricrpc.api.RemoteAccess;
+import io.fabricrpc.api.RemoteRegion;
 
 /**
  * Lets remote-region handles travel as captures and results (register it:

@@ -1,5 +1,9 @@
 package io.fabricrpc.serialization;
 
+import io.fabricrpc.api.SerializationRegistry;
+import io.fabricrpc.api.RemoteInvocationException;
+import io.fabricrpc.api.ResultTooLargeException;
+
 import com.esotericsoftware.kryo.KryoException;
 import com.esotericsoftware.kryo.io.KryoBufferOverflowException;
 
@@ -21,13 +25,13 @@ public final class ResultCodec {
 
     private static final int RESERVED_LENGTH_BYTES = 2;
 
-    private final SerializationRegistry.FabricKryo kryo;
+    private final KryoRegistry.FabricKryo kryo;
     private final SegmentOutput output = new SegmentOutput();
     private final SegmentInput input = new SegmentInput();
 
     /** Creates a codec with its own Kryo instance, using the registrations of {@code registry}. */
     public ResultCodec(SerializationRegistry registry) {
-        this.kryo = Objects.requireNonNull(registry, "registry").newKryo();
+        this.kryo = KryoRegistry.newKryo(Objects.requireNonNull(registry, "registry"));
     }
 
     /**

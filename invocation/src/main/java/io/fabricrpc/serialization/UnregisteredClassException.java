@@ -1,5 +1,7 @@
 package io.fabricrpc.serialization;
 
+import io.fabricrpc.api.SerializationRegistry;
+
 /**
  * Thrown by the sender when a captured value or a result (or an object reachable from it) is of a class that is not
  * registered with the {@link SerializationRegistry}. Nothing has been committed when it is thrown: the encoder's

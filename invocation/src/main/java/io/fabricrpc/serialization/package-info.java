@@ -5,6 +5,6 @@
  * invokes the implementation method from code generated once per definition ({@code CaptureCode});
  * {@link io.fabricrpc.serialization.ResultCodec} carries supplier results back. Wire format:
  * {@link io.fabricrpc.serialization.CallRecordDescriptor}. What may cross a link:
- * {@link io.fabricrpc.serialization.SerializationRegistry}.
+ * {@link io.fabricrpc.api.SerializationRegistry}.
  */
 package io.fabricrpc.serialization;

@@ -1,5 +1,7 @@
 package io.fabricrpc.transport;
 
+import io.fabricrpc.api.RemoteRegion;
+
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
 import java.lang.invoke.VarHandle;

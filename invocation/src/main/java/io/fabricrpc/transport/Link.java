@@ -1,5 +1,11 @@
 package io.fabricrpc.transport;
 
+import io.fabricrpc.api.TransportException;
+
+import io.fabricrpc.api.PeerFailedException;
+import io.fabricrpc.api.LocalRegion;
+import io.fabricrpc.api.RemoteRegion;
+
 import java.lang.foreign.MemorySegment;
 
 /**

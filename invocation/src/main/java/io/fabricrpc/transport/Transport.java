@@ -1,5 +1,11 @@
 package io.fabricrpc.transport;
 
+import io.fabricrpc.api.TransportException;
+
+import io.fabricrpc.api.PeerFailedException;
+import io.fabricrpc.api.LocalRegion;
+import io.fabricrpc.api.RemoteAccess;
+
 /**
  * One endpoint of a transport in this process. Obtained from {@link Transports#open}; a process may hold
  * several (tests run "two processes" as two endpoints in one JVM). Thread-safe.

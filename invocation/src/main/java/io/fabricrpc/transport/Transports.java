@@ -1,5 +1,7 @@
 package io.fabricrpc.transport;
 
+import io.fabricrpc.api.TransportException;
+
 import java.util.Map;
 import java.util.ServiceLoader;
 import java.util.TreeSet;

@@ -2,8 +2,8 @@
  * The transport SPI: the minimum the invocation protocols need from memory that two processes can reach.
  *
  * <p>It is shaped after RDMA verbs so that the same protocol code runs over shared memory and over RDMA:
- * a process allocates {@link io.fabricrpc.transport.LocalRegion local regions} that peers may write (or read),
- * describes them to peers with small {@link io.fabricrpc.transport.RemoteRegion remote-region handles}, and
+ * a process allocates {@link io.fabricrpc.api.LocalRegion local regions} that peers may write (or read),
+ * describes them to peers with small {@link io.fabricrpc.api.RemoteRegion remote-region handles}, and
  * moves bytes with one-sided {@link io.fabricrpc.transport.Link#write writes} and
  * {@link io.fabricrpc.transport.Link#read reads}. Small two-sided {@link io.fabricrpc.transport.Link#send
  * messages} carry setup that needs no prior negotiation (Seriema's "no-setup" service calls).
@@ -25,7 +25,7 @@
  *   <li>The source range of a write may be reused once its ticket {@link io.fabricrpc.transport.Link#isComplete
  *       completes}; the destination range of a read holds the data once its ticket completes.</li>
  *   <li>A peer that dies or closes is reported: every operation and every wait that involves it ends with
- *       {@link io.fabricrpc.transport.PeerFailedException} within the transport's detection bound.</li>
+ *       {@link io.fabricrpc.api.PeerFailedException} within the transport's detection bound.</li>
  * </ul>
  */
 package io.fabricrpc.transport;

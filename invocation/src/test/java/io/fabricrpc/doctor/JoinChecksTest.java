@@ -11,8 +11,8 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
 import io.fabricrpc.api.FabricConfig;
-import io.fabricrpc.fabric.JobConfig;
-import io.fabricrpc.serialization.SerializationRegistry;
+import io.fabricrpc.api.JobConfig;
+import io.fabricrpc.api.SerializationRegistry;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;

@@ -1,5 +1,9 @@
 package io.fabricrpc.fabric;
 
+import io.fabricrpc.api.PeerFailedException;
+import io.fabricrpc.api.JobConfig;
+import io.fabricrpc.api.ControlPlaneException;
+
 import static org.junit.jupiter.api.Assertions.*;
 
 import java.io.IOException;

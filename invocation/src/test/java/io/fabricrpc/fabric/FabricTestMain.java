@@ -1,5 +1,8 @@
 package io.fabricrpc.fabric;
 
+import io.fabricrpc.api.PeerFailedException;
+import io.fabricrpc.api.JobConfig;
+
 import java.nio.charset.StandardCharsets;
 import java.time.Instant;
 import java.util.Map;

@@ -1,5 +1,7 @@
 package io.fabricrpc.fabric;
 
+import io.fabricrpc.api.JobConfig;
+
 import static org.junit.jupiter.api.Assertions.*;
 
 import java.time.Duration;

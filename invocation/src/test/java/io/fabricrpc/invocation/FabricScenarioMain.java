@@ -3,9 +3,9 @@ package io.fabricrpc.invocation;
 import io.fabricrpc.api.Fabric;
 import io.fabricrpc.api.FabricConfig;
 import io.fabricrpc.api.RemoteContextConsumer;
-import io.fabricrpc.fabric.JobConfig;
-import io.fabricrpc.fabric.ThreadId;
-import io.fabricrpc.messaging.MessengerConfig;
+import io.fabricrpc.api.JobConfig;
+import io.fabricrpc.api.ThreadId;
+import io.fabricrpc.api.MessengerConfig;
 
 import java.time.Instant;
 import java.time.temporal.ChronoUnit;

@@ -5,16 +5,16 @@ import io.fabricrpc.api.FabricConfig;
 import io.fabricrpc.api.RemoteContextConsumer;
 import io.fabricrpc.api.Synchronizer;
 import io.fabricrpc.fabric.JoinRefusedException;
-import io.fabricrpc.fabric.ThreadId;
-import io.fabricrpc.messaging.FullPolicy;
-import io.fabricrpc.messaging.MessagingException;
-import io.fabricrpc.messaging.MessengerConfig;
-import io.fabricrpc.serialization.RemoteInvocationException;
+import io.fabricrpc.api.ThreadId;
+import io.fabricrpc.api.FullPolicy;
+import io.fabricrpc.api.MessagingException;
+import io.fabricrpc.api.MessengerConfig;
+import io.fabricrpc.api.RemoteInvocationException;
 import io.fabricrpc.serialization.UnknownFunctionException;
 import io.fabricrpc.serialization.UnregisteredClassException;
-import io.fabricrpc.transport.LocalRegion;
-import io.fabricrpc.transport.RemoteAccess;
-import io.fabricrpc.transport.RemoteRegion;
+import io.fabricrpc.api.LocalRegion;
+import io.fabricrpc.api.RemoteAccess;
+import io.fabricrpc.api.RemoteRegion;
 import io.fabricrpc.transport.TransportFixture;
 import org.junit.jupiter.api.Test;
 
@@ -206,7 +206,7 @@ public abstract class FabricTest {
                             fabric.processCalls();
                         }
                         ranAfterFence.set(inbox.received - atFence);
-                        assertThrows(io.fabricrpc.transport.PeerFailedException.class, () -> {
+                        assertThrows(io.fabricrpc.api.PeerFailedException.class, () -> {
                             fabric.call(new ThreadId(2, 0), (RemoteContextConsumer<Inbox>) box -> box.record(0, 0), null);
                             fabric.flush();
                         });
@@ -216,12 +216,12 @@ public abstract class FabricTest {
                 }
             });
             assertEquals(0, ranAfterFence.get(), "calls of the fenced rank run after the verdict");
-            assertInstanceOf(io.fabricrpc.transport.PeerFailedException.class, senderEnd.get(),
+            assertInstanceOf(io.fabricrpc.api.PeerFailedException.class, senderEnd.get(),
                     "the stalled rank's own calls end with PeerFailedException: " + senderEnd.get());
             assertTrue(((Inbox) contexts[1][0]).received > 0, "calls ran before the verdict");
             assertNull(((Inbox) contexts[1][0]).error);
             // Cut off from the job, the fenced rank cannot end it in order: its close says so (after releasing all).
-            assertThrows(io.fabricrpc.transport.PeerFailedException.class, job.rank(2)::close);
+            assertThrows(io.fabricrpc.api.PeerFailedException.class, job.rank(2)::close);
         }
     }
 
@@ -554,8 +554,8 @@ public abstract class FabricTest {
             long millis = (System.nanoTime() - crashed) / 1_000_000;
             for (int rank = 0; rank < 2; rank++) {
                 Throwable outcome = outcomes.get(rank);
-                assertInstanceOf(io.fabricrpc.fabric.PeerFailedException.class, outcome);
-                assertEquals(2, ((io.fabricrpc.fabric.PeerFailedException) outcome).rank(), outcome.toString());
+                assertInstanceOf(io.fabricrpc.api.PeerFailedException.class, outcome);
+                assertEquals(2, ((io.fabricrpc.api.PeerFailedException) outcome).rank(), outcome.toString());
                 assertTrue(outcome.getMessage().contains("barrier generation 1 of 3 workers cannot complete"),
                         outcome.getMessage());
             }

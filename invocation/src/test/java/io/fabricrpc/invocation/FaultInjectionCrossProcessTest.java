@@ -1,6 +1,6 @@
 package io.fabricrpc.invocation;
 
-import io.fabricrpc.fabric.JobConfig;
+import io.fabricrpc.api.JobConfig;
 import io.fabricrpc.fabric.LocalLauncher;
 import io.fabricrpc.transport.TransportFixture;
 import org.junit.jupiter.api.AfterEach;

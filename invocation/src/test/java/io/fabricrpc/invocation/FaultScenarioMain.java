@@ -5,10 +5,10 @@ import io.fabricrpc.api.FabricConfig;
 import io.fabricrpc.api.Synchronizer;
 import io.fabricrpc.fabric.ControlPlane;
 import io.fabricrpc.fabric.ControlPlaneListener;
-import io.fabricrpc.fabric.JobConfig;
-import io.fabricrpc.fabric.PeerFailedException;
-import io.fabricrpc.fabric.ThreadId;
-import io.fabricrpc.messaging.MessengerConfig;
+import io.fabricrpc.api.JobConfig;
+import io.fabricrpc.api.PeerFailedException;
+import io.fabricrpc.api.ThreadId;
+import io.fabricrpc.api.MessengerConfig;
 
 import java.time.Duration;
 import java.time.Instant;
@@ -132,7 +132,7 @@ public final class FaultScenarioMain {
         ControlPlane plane = fabric.controlPlane();
         plane.addListener(new ControlPlaneListener() { // after the runtime's own: the fence is in place when it runs
             @Override
-            public void peerFailed(int rank, io.fabricrpc.fabric.PeerFailedException failure) {
+            public void peerFailed(int rank, io.fabricrpc.api.PeerFailedException failure) {
                 if (fencedAt == 0) {
                     fencedAt = now();
                 }

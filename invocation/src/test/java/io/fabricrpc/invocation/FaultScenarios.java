@@ -2,9 +2,9 @@ package io.fabricrpc.invocation;
 
 import io.fabricrpc.api.Synchronizer;
 import io.fabricrpc.fabric.ControlPlane;
-import io.fabricrpc.fabric.ThreadId;
-import io.fabricrpc.transport.LocalRegion;
-import io.fabricrpc.transport.RemoteAccess;
+import io.fabricrpc.api.ThreadId;
+import io.fabricrpc.api.LocalRegion;
+import io.fabricrpc.api.RemoteAccess;
 
 import java.time.Duration;
 import java.util.ArrayList;

@@ -2,11 +2,11 @@ package io.fabricrpc.invocation;
 
 import io.fabricrpc.api.Fabric;
 import io.fabricrpc.api.FabricConfig;
-import io.fabricrpc.fabric.JobConfig;
-import io.fabricrpc.messaging.MessengerConfig;
+import io.fabricrpc.api.JobConfig;
+import io.fabricrpc.api.MessengerConfig;
 import io.fabricrpc.serialization.RemoteRegionSerializer;
-import io.fabricrpc.serialization.SerializationRegistry;
-import io.fabricrpc.transport.RemoteRegion;
+import io.fabricrpc.api.SerializationRegistry;
+import io.fabricrpc.api.RemoteRegion;
 import io.fabricrpc.transport.TransportFixture;
 
 import java.io.IOException;

@@ -1,12 +1,12 @@
 package io.fabricrpc.invocation;
 
 import io.fabricrpc.api.Fabric;
-import io.fabricrpc.fabric.ThreadId;
+import io.fabricrpc.api.ThreadId;
 import io.fabricrpc.mailbox.AllPortsBusyException;
 import io.fabricrpc.mailbox.MailboxClient;
 import io.fabricrpc.mailbox.Port;
-import io.fabricrpc.messaging.MessengerConfig;
-import io.fabricrpc.serialization.RemoteInvocationException;
+import io.fabricrpc.api.MessengerConfig;
+import io.fabricrpc.api.RemoteInvocationException;
 import io.fabricrpc.serialization.ResultCodec;
 import io.fabricrpc.transport.TransportFixture;
 import org.junit.jupiter.api.Test;
@@ -167,7 +167,7 @@ public abstract class MailboxCallsTest {
             }
             assertArrayEquals(big, fabric.callReturnAsync(dest, () -> big).join());
             // Beyond the largest message: a clear failure naming the bound and its key, and the worker goes on.
-            RemoteInvocationException tooLarge = assertThrows(io.fabricrpc.serialization.ResultTooLargeException.class,
+            RemoteInvocationException tooLarge = assertThrows(io.fabricrpc.api.ResultTooLargeException.class,
                     () -> fabric.callReturn(dest, () -> new byte[20 << 20]));
             assertTrue(tooLarge.getMessage().contains(MailboxChannelSet.MAX_MESSAGE_KEY)
                     && tooLarge.getMessage().contains("16777216"), tooLarge.getMessage());

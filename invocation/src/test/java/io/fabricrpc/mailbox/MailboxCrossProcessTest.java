@@ -1,7 +1,7 @@
 package io.fabricrpc.mailbox;
 
 import io.fabricrpc.transport.EndpointAddress;
-import io.fabricrpc.transport.PeerFailedException;
+import io.fabricrpc.api.PeerFailedException;
 import io.fabricrpc.transport.Transport;
 import io.fabricrpc.transport.TransportFixture;
 import org.junit.jupiter.api.Test;

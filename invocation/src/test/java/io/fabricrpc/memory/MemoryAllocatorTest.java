@@ -1,9 +1,11 @@
 package io.fabricrpc.memory;
 
+import io.fabricrpc.api.MemoryExhaustedException;
+
 import io.fabricrpc.transport.DelayedLink;
 import io.fabricrpc.transport.Link;
-import io.fabricrpc.transport.LocalRegion;
-import io.fabricrpc.transport.RemoteAccess;
+import io.fabricrpc.api.LocalRegion;
+import io.fabricrpc.api.RemoteAccess;
 import io.fabricrpc.transport.Transport;
 import io.fabricrpc.transport.TransportFixture;
 import org.junit.jupiter.api.AfterEach;

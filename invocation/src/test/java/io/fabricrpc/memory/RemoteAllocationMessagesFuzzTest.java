@@ -1,14 +1,16 @@
 package io.fabricrpc.memory;
 
+import io.fabricrpc.api.RemoteAllocationException;
+
 import com.code_intelligence.jazzer.junit.FuzzTest;
 import io.fabricrpc.fuzz.ClassVersionShim;
 import io.fabricrpc.fuzz.FuzzSupport;
-import io.fabricrpc.messaging.MessagingException;
+import io.fabricrpc.api.MessagingException;
 import io.fabricrpc.messaging.ServiceDispatcher;
-import io.fabricrpc.transport.LocalRegion;
+import io.fabricrpc.api.LocalRegion;
 import io.fabricrpc.transport.NullLink;
-import io.fabricrpc.transport.RemoteAccess;
-import io.fabricrpc.transport.RemoteRegion;
+import io.fabricrpc.api.RemoteAccess;
+import io.fabricrpc.api.RemoteRegion;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.condition.EnabledIfSystemProperty;

@@ -1,15 +1,17 @@
 package io.fabricrpc.memory;
 
+import io.fabricrpc.api.RemoteAllocationException;
+
 import io.fabricrpc.api.Fabric;
-import io.fabricrpc.fabric.ThreadId;
+import io.fabricrpc.api.ThreadId;
 import io.fabricrpc.invocation.LocalJob;
-import io.fabricrpc.messaging.MessengerConfig;
+import io.fabricrpc.api.MessengerConfig;
 import io.fabricrpc.messaging.ServiceDispatcher;
 import io.fabricrpc.transport.Link;
-import io.fabricrpc.transport.LocalRegion;
-import io.fabricrpc.transport.PeerFailedException;
-import io.fabricrpc.transport.RemoteAccess;
-import io.fabricrpc.transport.RemoteRegion;
+import io.fabricrpc.api.LocalRegion;
+import io.fabricrpc.api.PeerFailedException;
+import io.fabricrpc.api.RemoteAccess;
+import io.fabricrpc.api.RemoteRegion;
 import io.fabricrpc.transport.Transport;
 import io.fabricrpc.transport.TransportFixture;
 import org.junit.jupiter.api.AfterEach;

@@ -1,5 +1,7 @@
 package io.fabricrpc.messaging;
 
+import io.fabricrpc.api.MessagingException;
+
 import org.junit.jupiter.api.Test;
 
 import java.util.concurrent.CountDownLatch;

@@ -1,7 +1,11 @@
 package io.fabricrpc.messaging;
 
-import io.fabricrpc.transport.LocalRegion;
-import io.fabricrpc.transport.RemoteAccess;
+import io.fabricrpc.api.FullPolicy;
+import io.fabricrpc.api.MessagingException;
+import io.fabricrpc.api.MessengerConfig;
+
+import io.fabricrpc.api.LocalRegion;
+import io.fabricrpc.api.RemoteAccess;
 import io.fabricrpc.transport.Transport;
 import io.fabricrpc.transport.TransportFixture;
 import org.junit.jupiter.api.AfterEach;
@@ -715,8 +719,8 @@ public abstract class MessengerTest {
     @Test
     void theChunkServiceBoundsChunkSizeAndChunksPerSender() {
         io.fabricrpc.transport.Link link = senders.transport().connect(receiverEndpoint.address());
-        try (io.fabricrpc.transport.LocalRegion notify = senders.transport().allocate(ChunkLayout.NOTIFY_LENGTH,
-                io.fabricrpc.transport.RemoteAccess.WRITE)) {
+        try (io.fabricrpc.api.LocalRegion notify = senders.transport().allocate(ChunkLayout.NOTIFY_LENGTH,
+                io.fabricrpc.api.RemoteAccess.WRITE)) {
             MessagingException e = assertThrows(MessagingException.class, () -> senders.requestChunks(link, 11, RECEIVER,
                     1, ChunkLayout.MAX_CHUNK_SIZE + 64, notify.remote(), 0, Duration.ofSeconds(10)));
             assertTrue(e.getMessage().contains("malformed") && e.getMessage().contains(
@@ -896,10 +900,10 @@ public abstract class MessengerTest {
                         new io.fabricrpc.transport.ForwardingLink(from) {
                             @Override
                             public long writePublishedInline(MemorySegment src, long srcOffset,
-                                                             io.fabricrpc.transport.RemoteRegion dst, long dstOffset,
+                                                             io.fabricrpc.api.RemoteRegion dst, long dstOffset,
                                                              int length) {
                                 if (failNextPush.compareAndSet(true, false)) {
-                                    throw new io.fabricrpc.transport.TransportException("injected: send queue broken");
+                                    throw new io.fabricrpc.api.TransportException("injected: send queue broken");
                                 }
                                 return super.writePublishedInline(src, srcOffset, dst, dstOffset, length);
                             }

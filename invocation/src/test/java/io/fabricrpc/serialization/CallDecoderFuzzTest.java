@@ -1,5 +1,7 @@
 package io.fabricrpc.serialization;
 
+import io.fabricrpc.api.SerializationRegistry;
+
 import com.code_intelligence.jazzer.junit.FuzzTest;
 import io.fabricrpc.api.RemoteBufferConsumer;
 import io.fabricrpc.api.RemoteContextConsumer;

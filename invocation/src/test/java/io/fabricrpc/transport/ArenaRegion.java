@@ -1,5 +1,9 @@
 package io.fabricrpc.transport;
 
+import io.fabricrpc.api.LocalRegion;
+import io.fabricrpc.api.RemoteRegion;
+import io.fabricrpc.api.RemoteAccess;
+
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 

@@ -1,5 +1,9 @@
 package io.fabricrpc.transport;
 
+import io.fabricrpc.api.LocalRegion;
+import io.fabricrpc.api.RemoteRegion;
+import io.fabricrpc.api.RemoteAccess;
+
 import org.junit.jupiter.api.Test;
 
 import java.lang.foreign.Arena;

@@ -1,5 +1,8 @@
 package io.fabricrpc.transport;
 
+import io.fabricrpc.api.LocalRegion;
+import io.fabricrpc.api.RemoteAccess;
+
 /** A transport that hands everything to another; test transports override what they change (their links). */
 public abstract class ForwardingTransport implements Transport {
     protected final Transport transport;

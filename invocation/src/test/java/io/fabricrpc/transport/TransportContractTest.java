@@ -1,5 +1,12 @@
 package io.fabricrpc.transport;
 
+import io.fabricrpc.api.TransportException;
+
+import io.fabricrpc.api.PeerFailedException;
+import io.fabricrpc.api.LocalRegion;
+import io.fabricrpc.api.RemoteRegion;
+import io.fabricrpc.api.RemoteAccess;
+
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;

@@ -1,5 +1,8 @@
 package io.fabricrpc.transport;
 
+import io.fabricrpc.api.LocalRegion;
+import io.fabricrpc.api.RemoteRegion;
+
 import java.lang.foreign.MemorySegment;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.BooleanSupplier;

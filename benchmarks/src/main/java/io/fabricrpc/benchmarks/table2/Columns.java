@@ -3,11 +3,11 @@ package io.fabricrpc.benchmarks.table2;
 import io.fabricrpc.aggregation.Aggregation;
 import io.fabricrpc.aggregation.AggregationConfig;
 import io.fabricrpc.api.Fabric;
-import io.fabricrpc.fabric.ThreadId;
+import io.fabricrpc.api.ThreadId;
 import io.fabricrpc.invocation.ChannelFactory;
 import io.fabricrpc.invocation.ChannelViews;
 import io.fabricrpc.messaging.Messenger;
-import io.fabricrpc.messaging.MessengerConfig;
+import io.fabricrpc.api.MessengerConfig;
 import io.fabricrpc.messaging.RecordChannel;
 import org.agrona.concurrent.UnsafeBuffer;
 

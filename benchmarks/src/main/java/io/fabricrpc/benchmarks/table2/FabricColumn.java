@@ -2,7 +2,7 @@ package io.fabricrpc.benchmarks.table2;
 
 import io.fabricrpc.api.Fabric;
 import io.fabricrpc.api.RemoteRunnable;
-import io.fabricrpc.fabric.ThreadId;
+import io.fabricrpc.api.ThreadId;
 
 /**
  * A column that goes through a {@link Fabric}: {@code write} ({@link Fabric#call}, one-sided through messengers),

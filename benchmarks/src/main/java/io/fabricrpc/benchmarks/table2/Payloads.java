@@ -1,7 +1,7 @@
 package io.fabricrpc.benchmarks.table2;
 
 import io.fabricrpc.api.RemoteRunnable;
-import io.fabricrpc.serialization.SerializationRegistry;
+import io.fabricrpc.api.SerializationRegistry;
 
 /**
  * The calls of Table 2: lambdas capturing 1, 8 or 32 longs (8, 64 or 256 bytes of captured values; primitives,

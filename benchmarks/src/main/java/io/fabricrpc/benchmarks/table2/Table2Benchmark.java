@@ -4,7 +4,7 @@ import io.fabricrpc.benchmarks.CpuAffinity;
 import io.fabricrpc.benchmarks.Report;
 import io.fabricrpc.benchmarks.SharedRingFile;
 import io.fabricrpc.fabric.LocalLauncher;
-import io.fabricrpc.messaging.MessengerConfig;
+import io.fabricrpc.api.MessengerConfig;
 import org.agrona.concurrent.UnsafeBuffer;
 import picocli.CommandLine;
 import picocli.CommandLine.Command;

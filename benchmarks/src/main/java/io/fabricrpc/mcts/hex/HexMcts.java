@@ -2,7 +2,7 @@ package io.fabricrpc.mcts.hex;
 
 import io.fabricrpc.api.Fabric;
 import io.fabricrpc.api.FabricConfig;
-import io.fabricrpc.fabric.JobConfig;
+import io.fabricrpc.api.JobConfig;
 import io.fabricrpc.fabric.LocalLauncher;
 import io.fabricrpc.mcts.MctsSearch;
 import io.fabricrpc.mcts.MctsSettings;

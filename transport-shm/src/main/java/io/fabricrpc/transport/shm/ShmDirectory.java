@@ -1,6 +1,6 @@
 package io.fabricrpc.transport.shm;
 
-import io.fabricrpc.transport.TransportException;
+import io.fabricrpc.api.TransportException;
 
 import java.io.IOException;
 import java.lang.foreign.Arena;

@@ -2,11 +2,11 @@ package io.fabricrpc.transport.shm;
 
 import io.fabricrpc.transport.EndpointAddress;
 import io.fabricrpc.transport.Link;
-import io.fabricrpc.transport.LocalRegion;
-import io.fabricrpc.transport.PeerFailedException;
-import io.fabricrpc.transport.RemoteAccess;
-import io.fabricrpc.transport.RemoteRegion;
-import io.fabricrpc.transport.TransportException;
+import io.fabricrpc.api.LocalRegion;
+import io.fabricrpc.api.PeerFailedException;
+import io.fabricrpc.api.RemoteAccess;
+import io.fabricrpc.api.RemoteRegion;
+import io.fabricrpc.api.TransportException;
 import org.agrona.concurrent.UnsafeBuffer;
 import org.agrona.concurrent.ringbuffer.ManyToOneRingBuffer;
 

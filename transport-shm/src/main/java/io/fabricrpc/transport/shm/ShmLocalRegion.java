@@ -1,7 +1,7 @@
 package io.fabricrpc.transport.shm;
 
-import io.fabricrpc.transport.LocalRegion;
-import io.fabricrpc.transport.RemoteRegion;
+import io.fabricrpc.api.LocalRegion;
+import io.fabricrpc.api.RemoteRegion;
 
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;

@@ -1,7 +1,7 @@
 package io.fabricrpc.transport.shm;
 
 import io.fabricrpc.transport.Transport;
-import io.fabricrpc.transport.TransportException;
+import io.fabricrpc.api.TransportException;
 import io.fabricrpc.transport.TransportProvider;
 
 import java.nio.file.Path;

@@ -1,7 +1,7 @@
 package io.fabricrpc.transport.shm;
 
-import io.fabricrpc.transport.LocalRegion;
-import io.fabricrpc.transport.RemoteAccess;
+import io.fabricrpc.api.LocalRegion;
+import io.fabricrpc.api.RemoteAccess;
 import io.fabricrpc.transport.Transport;
 
 import java.nio.file.Path;

@@ -1,6 +1,6 @@
 package io.fabricrpc.transport.shm;
 
-import io.fabricrpc.transport.TransportException;
+import io.fabricrpc.api.TransportException;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -93,14 +93,14 @@ class ShmFileHardeningTest {
         try {
             try (ShmTransport transport = new ShmTransport(small, 65536, 20, 10_000)) {
                 TransportException e = assertThrows(TransportException.class,
-                        () -> transport.allocate(4 << 20, io.fabricrpc.transport.RemoteAccess.WRITE));
+                        () -> transport.allocate(4 << 20, io.fabricrpc.api.RemoteAccess.WRITE));
                 assertTrue(e.getMessage().contains("no space for") && e.getMessage().contains("shm.dir"),
                         e.getMessage());
                 try (var files = Files.list(small.resolve("fabricrpc-root"))) {
                     assertEquals(0, files.filter(f -> f.getFileName().toString().startsWith("rg-")).count(),
                             "the refused file is removed");
                 }
-                transport.allocate(64 << 10, io.fabricrpc.transport.RemoteAccess.WRITE).close(); // room for this
+                transport.allocate(64 << 10, io.fabricrpc.api.RemoteAccess.WRITE).close(); // room for this
             }
         } finally {
             run("umount", small.toString());

@@ -5,7 +5,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import io.fabricrpc.api.Fabric;
 import io.fabricrpc.api.FabricConfig;
 import io.fabricrpc.fabric.LocalLauncher;
-import io.fabricrpc.serialization.SerializationRegistry;
+import io.fabricrpc.api.SerializationRegistry;
 
 import java.lang.management.ManagementFactory;
 import java.time.Duration;

@@ -2,10 +2,10 @@ package io.fabricrpc.transport.shm;
 
 import io.fabricrpc.transport.EndpointAddress;
 import io.fabricrpc.transport.Link;
-import io.fabricrpc.transport.LocalRegion;
-import io.fabricrpc.transport.PeerFailedException;
-import io.fabricrpc.transport.RemoteAccess;
-import io.fabricrpc.transport.TransportException;
+import io.fabricrpc.api.LocalRegion;
+import io.fabricrpc.api.PeerFailedException;
+import io.fabricrpc.api.RemoteAccess;
+import io.fabricrpc.api.TransportException;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 

@@ -1,6 +1,6 @@
 package io.fabricrpc.transport.rdma.firehose;
 
-import io.fabricrpc.transport.TransportException;
+import io.fabricrpc.api.TransportException;
 
 /**
  * A firehose request that cannot be satisfied: a {@link FirehoseCache#pin} that found no room before its deadline,

@@ -10,7 +10,7 @@ import java.lang.invoke.VarHandle;
  * {@code [bucketAddress(i), bucketAddress(i) + bucketSize)}; {@link #bucketIndexOf} finds the bucket of a byte.
  * Immutable apart from its released flag; safe to pass between threads (released once, by any thread).
  *
- * @param <R> the registration type (for RDMA a {@link io.fabricrpc.transport.LocalRegion} per bucket)
+ * @param <R> the registration type (for RDMA a {@link io.fabricrpc.api.LocalRegion} per bucket)
  */
 public final class FirehoseHandle<R> {
     private static final VarHandle RELEASED;

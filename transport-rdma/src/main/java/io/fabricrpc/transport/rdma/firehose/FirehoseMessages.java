@@ -1,6 +1,6 @@
 package io.fabricrpc.transport.rdma.firehose;
 
-import io.fabricrpc.transport.RemoteRegion;
+import io.fabricrpc.api.RemoteRegion;
 
 /**
  * The firehose move service call (Firehose §3.1 step 2-3), two-sided over {@link io.fabricrpc.transport.Link#send}:

@@ -1,8 +1,8 @@
 package io.fabricrpc.transport.rdma.firehose;
 
 import io.fabricrpc.transport.Link;
-import io.fabricrpc.transport.LocalRegion;
-import io.fabricrpc.transport.RemoteRegion;
+import io.fabricrpc.api.LocalRegion;
+import io.fabricrpc.api.RemoteRegion;
 import org.agrona.collections.Long2ObjectHashMap;
 
 import java.lang.foreign.MemorySegment;

@@ -1,9 +1,9 @@
 package io.fabricrpc.transport.rdma.firehose;
 
 import io.fabricrpc.transport.Link;
-import io.fabricrpc.transport.LocalRegion;
-import io.fabricrpc.transport.RemoteAccess;
-import io.fabricrpc.transport.RemoteRegion;
+import io.fabricrpc.api.LocalRegion;
+import io.fabricrpc.api.RemoteAccess;
+import io.fabricrpc.api.RemoteRegion;
 import io.fabricrpc.transport.rdma.spi.RdmaTransport;
 
 import java.lang.foreign.MemorySegment;

@@ -5,7 +5,7 @@ package io.fabricrpc.transport.rdma.firehose;
  * implementation is {@link RdmaFirehose#registrar}; tests of the concurrency logic may count calls through a
  * decorator. Implementations are thread-safe; the cache calls them without holding any lock.
  *
- * @param <R> the registration (for RDMA a {@link io.fabricrpc.transport.LocalRegion} with lkey, rkey and address)
+ * @param <R> the registration (for RDMA a {@link io.fabricrpc.api.LocalRegion} with lkey, rkey and address)
  */
 public interface Registrar<R> {
     /**

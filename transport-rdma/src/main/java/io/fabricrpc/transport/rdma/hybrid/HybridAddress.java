@@ -1,7 +1,7 @@
 package io.fabricrpc.transport.rdma.hybrid;
 
 import io.fabricrpc.transport.EndpointAddress;
-import io.fabricrpc.transport.TransportException;
+import io.fabricrpc.api.TransportException;
 
 import java.nio.BufferUnderflowException;
 import java.nio.ByteBuffer;

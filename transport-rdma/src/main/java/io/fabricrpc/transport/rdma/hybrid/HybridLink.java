@@ -2,9 +2,9 @@ package io.fabricrpc.transport.rdma.hybrid;
 
 import io.fabricrpc.transport.EndpointAddress;
 import io.fabricrpc.transport.Link;
-import io.fabricrpc.transport.LocalRegion;
-import io.fabricrpc.transport.RemoteRegion;
-import io.fabricrpc.transport.TransportException;
+import io.fabricrpc.api.LocalRegion;
+import io.fabricrpc.api.RemoteRegion;
+import io.fabricrpc.api.TransportException;
 
 import java.lang.foreign.MemorySegment;
 

@@ -1,7 +1,7 @@
 package io.fabricrpc.transport.rdma.hybrid;
 
-import io.fabricrpc.transport.LocalRegion;
-import io.fabricrpc.transport.RemoteRegion;
+import io.fabricrpc.api.LocalRegion;
+import io.fabricrpc.api.RemoteRegion;
 
 import java.lang.foreign.MemorySegment;
 

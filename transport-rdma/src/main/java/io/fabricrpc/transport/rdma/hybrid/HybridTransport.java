@@ -2,13 +2,13 @@ package io.fabricrpc.transport.rdma.hybrid;
 
 import io.fabricrpc.transport.EndpointAddress;
 import io.fabricrpc.transport.Link;
-import io.fabricrpc.transport.LocalRegion;
+import io.fabricrpc.api.LocalRegion;
 import io.fabricrpc.transport.MessageHandler;
-import io.fabricrpc.transport.PeerFailedException;
-import io.fabricrpc.transport.RemoteAccess;
-import io.fabricrpc.transport.RemoteRegion;
+import io.fabricrpc.api.PeerFailedException;
+import io.fabricrpc.api.RemoteAccess;
+import io.fabricrpc.api.RemoteRegion;
 import io.fabricrpc.transport.Transport;
-import io.fabricrpc.transport.TransportException;
+import io.fabricrpc.api.TransportException;
 import io.fabricrpc.transport.rdma.spi.RdmaTransport;
 import org.agrona.concurrent.BackoffIdleStrategy;
 import org.agrona.concurrent.IdleStrategy;

@@ -1,8 +1,8 @@
 package io.fabricrpc.transport.rdma.spi;
 
 import com.ibm.disni.verbs.IbvMr;
-import io.fabricrpc.transport.LocalRegion;
-import io.fabricrpc.transport.RemoteRegion;
+import io.fabricrpc.api.LocalRegion;
+import io.fabricrpc.api.RemoteRegion;
 
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;

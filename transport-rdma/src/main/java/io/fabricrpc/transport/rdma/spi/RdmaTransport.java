@@ -7,13 +7,13 @@ import com.ibm.disni.verbs.IbvMr;
 import com.ibm.disni.verbs.IbvPd;
 import io.fabricrpc.transport.EndpointAddress;
 import io.fabricrpc.transport.Link;
-import io.fabricrpc.transport.LocalRegion;
+import io.fabricrpc.api.LocalRegion;
 import io.fabricrpc.transport.MessageHandler;
-import io.fabricrpc.transport.PeerFailedException;
-import io.fabricrpc.transport.RemoteAccess;
-import io.fabricrpc.transport.RemoteRegion;
+import io.fabricrpc.api.PeerFailedException;
+import io.fabricrpc.api.RemoteAccess;
+import io.fabricrpc.api.RemoteRegion;
 import io.fabricrpc.transport.Transport;
-import io.fabricrpc.transport.TransportException;
+import io.fabricrpc.api.TransportException;
 import io.fabricrpc.transport.rdma.nativelib.DisniNativeLibrary;
 
 import java.io.IOException;

@@ -13,7 +13,7 @@ import io.fabricrpc.doctor.DoctorContext;
 import io.fabricrpc.doctor.Host;
 import io.fabricrpc.doctor.Report;
 import io.fabricrpc.doctor.Status;
-import io.fabricrpc.messaging.MessengerConfig;
+import io.fabricrpc.api.MessengerConfig;
 import io.fabricrpc.transport.rdma.nativelib.DisniNativeLibrary;
 import java.nio.file.Path;
 import java.util.List;

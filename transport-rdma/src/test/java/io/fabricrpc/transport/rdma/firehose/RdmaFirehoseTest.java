@@ -2,8 +2,8 @@ package io.fabricrpc.transport.rdma.firehose;
 
 import io.fabricrpc.messaging.ServiceDispatcher;
 import io.fabricrpc.transport.Link;
-import io.fabricrpc.transport.LocalRegion;
-import io.fabricrpc.transport.RemoteAccess;
+import io.fabricrpc.api.LocalRegion;
+import io.fabricrpc.api.RemoteAccess;
 import io.fabricrpc.transport.Transports;
 import io.fabricrpc.transport.rdma.RdmaTestSupport;
 import io.fabricrpc.transport.rdma.spi.RdmaTransport;

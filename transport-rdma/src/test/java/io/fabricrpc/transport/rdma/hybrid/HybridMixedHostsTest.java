@@ -1,9 +1,9 @@
 package io.fabricrpc.transport.rdma.hybrid;
 
 import io.fabricrpc.transport.Link;
-import io.fabricrpc.transport.LocalRegion;
-import io.fabricrpc.transport.RemoteAccess;
-import io.fabricrpc.transport.RemoteRegion;
+import io.fabricrpc.api.LocalRegion;
+import io.fabricrpc.api.RemoteAccess;
+import io.fabricrpc.api.RemoteRegion;
 import io.fabricrpc.transport.Transport;
 import io.fabricrpc.transport.Transports;
 import org.junit.jupiter.api.AfterEach;

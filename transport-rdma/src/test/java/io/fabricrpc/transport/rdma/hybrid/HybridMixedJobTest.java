@@ -3,11 +3,11 @@ package io.fabricrpc.transport.rdma.hybrid;
 import io.fabricrpc.api.Fabric;
 import io.fabricrpc.api.FabricConfig;
 import io.fabricrpc.api.RemoteContextConsumer;
-import io.fabricrpc.fabric.JobConfig;
-import io.fabricrpc.fabric.ThreadId;
+import io.fabricrpc.api.JobConfig;
+import io.fabricrpc.api.ThreadId;
 import io.fabricrpc.invocation.FabricTest.Inbox;
 import io.fabricrpc.invocation.LocalJob;
-import io.fabricrpc.serialization.SerializationRegistry;
+import io.fabricrpc.api.SerializationRegistry;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.condition.EnabledIf;
 

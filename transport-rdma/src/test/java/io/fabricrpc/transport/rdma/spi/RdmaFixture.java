@@ -1,6 +1,6 @@
 package io.fabricrpc.transport.rdma.spi;
 
-import io.fabricrpc.fabric.JobConfig;
+import io.fabricrpc.api.JobConfig;
 import io.fabricrpc.transport.TransportFixture;
 import io.fabricrpc.transport.rdma.RdmaTestSupport;
 

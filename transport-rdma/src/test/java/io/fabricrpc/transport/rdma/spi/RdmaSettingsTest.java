@@ -1,7 +1,7 @@
 package io.fabricrpc.transport.rdma.spi;
 
 import io.fabricrpc.transport.EndpointAddress;
-import io.fabricrpc.transport.TransportException;
+import io.fabricrpc.api.TransportException;
 import io.fabricrpc.transport.TransportProvider;
 import org.junit.jupiter.api.Test;
 

@@ -1,8 +1,8 @@
 package io.fabricrpc.transport.rdma.spi;
 
 import io.fabricrpc.transport.Link;
-import io.fabricrpc.transport.LocalRegion;
-import io.fabricrpc.transport.RemoteAccess;
+import io.fabricrpc.api.LocalRegion;
+import io.fabricrpc.api.RemoteAccess;
 import io.fabricrpc.transport.Transport;
 import io.fabricrpc.transport.Transports;
 import org.junit.jupiter.api.AfterEach;

@@ -1,4 +1,4 @@
-package io.fabricrpc.serialization;
+package io.fabricrpc.api;
 
 /**
  * A {@code callReturn} result was larger than the largest message a mailbox port carries: the function ran at the
@@ -8,7 +8,11 @@ package io.fabricrpc.serialization;
 public final class ResultTooLargeException extends RemoteInvocationException {
     private static final long serialVersionUID = 1L;
 
-    /** Carries {@code message} as it was written at the destination. */
+    /**
+     * Carries {@code message} as it was written at the destination.
+     *
+     * @param message the destination's message: the result's type, the bound and the key that sets it
+     */
     public ResultTooLargeException(String message) {
         super(message, ResultTooLargeException.class.getName(), message);
     }

@@ -1,4 +1,5 @@
-package io.fabricrpc.fabric;
+package io.fabricrpc.api;
+
 
 import static org.junit.jupiter.api.Assertions.*;
 

@@ -1,7 +1,4 @@
-package io.fabricrpc.serialization;
-
-import com.esotericsoftware.kryo.Kryo;
-import com.esotericsoftware.kryo.Serializer;
+package io.fabricrpc.api;
 
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
@@ -11,7 +8,6 @@ import java.util.List;
 import java.util.Map;
 import java.util.Objects;
 import java.util.Set;
-import java.util.concurrent.ConcurrentHashMap;
 import java.util.function.Supplier;
 
 /**
@@ -19,9 +15,9 @@ import java.util.function.Supplier;
  * fixed order so that their ids match) and the classes whose lambdas and method references may be invoked.
  *
  * <p>Both ends must build it identically; {@link #fingerprint()} lets a handshake check that they did. Registration
- * is required: an object of an unregistered class is refused at the sender ({@link UnregisteredClassException}) and
+ * is required: an object of an unregistered class is refused at the sender ({@code UnregisteredClassException}) and
  * an unknown class id is refused at the receiver; no class name is ever written for an object. A function
- * definition is refused at the receiver ({@link FunctionNotAllowedException}) unless its capturing class is allowed,
+ * definition is refused at the receiver ({@code FunctionNotAllowedException}) unless its capturing class is allowed,
  * and it must then match a serializable lambda actually compiled into that class (checked through the class's
  * {@code $deserializeLambda$}), so a peer cannot name an arbitrary method.
  *
@@ -43,7 +39,6 @@ public final class SerializationRegistry {
     private final ClassLoader classLoader;
     private final int maxObjectDepth;
     private final long fingerprint;
-    private final ConcurrentHashMap<FunctionDefinition, ReceiverFunction> linked = new ConcurrentHashMap<>();
 
     private SerializationRegistry(Builder builder) {
         this.registrations = List.copyOf(builder.registrations);
@@ -54,14 +49,16 @@ public final class SerializationRegistry {
         this.fingerprint = computeFingerprint(builder);
     }
 
-    /** Starts an empty registry: Kryo's built-in registrations (primitives, their boxes, String) only. */
+    /**
+     * {@return a builder of an empty registry: Kryo's built-in registrations (primitives, their boxes, String) only}
+     */
     public static Builder builder() {
         return new Builder();
     }
 
     /**
-     * A 64-bit hash of the ordered registrations and the allowed capturing classes and packages. Equal on both
-     * ends of a link when they were built identically; compare it during the handshake.
+     * {@return a 64-bit hash of the ordered registrations and the allowed capturing classes and packages} Equal on
+     * both ends of a link when they were built identically; compare it during the handshake.
      */
     public long fingerprint() {
         return fingerprint;
@@ -71,52 +68,20 @@ public final class SerializationRegistry {
      * The fabric's own remote functions (barriers, reductions): allowed in every registry, so that the runtime's
      * collectives work whatever the application allows. Its lambdas capture primitives only.
      */
-    static final String FABRIC_CAPTURING_CLASS = "io.fabricrpc.invocation.Collectives";
+    public static final String FABRIC_CAPTURING_CLASS = "io.fabricrpc.invocation.Collectives";
 
-    /** Whether lambdas and method references written in the class of this binary name may be invoked. */
+    /**
+     * Whether lambdas and method references written in the class of this binary name may be invoked.
+     *
+     * @param binaryName binary name of the capturing class, e.g. {@code com.acme.app.Main}
+     * @return true if the class or its package is allowed, or it is {@link #FABRIC_CAPTURING_CLASS}
+     */
     public boolean isCapturingClassAllowed(String binaryName) {
         if (allowedClasses.containsKey(binaryName) || FABRIC_CAPTURING_CLASS.equals(binaryName)) {
             return true;
         }
         int dot = binaryName.lastIndexOf('.');
         return allowedPackages.contains(dot < 0 ? "" : binaryName.substring(0, dot));
-    }
-
-    /** A fresh Kryo instance with this registry's registrations; Kryo instances are not thread-safe. */
-    FabricKryo newKryo() {
-        FabricKryo kryo = new FabricKryo();
-        kryo.setRegistrationRequired(true);
-        kryo.setReferences(false);
-        kryo.setMaxDepth(maxObjectDepth); // bounds recursion: cyclic or hostile graphs fail instead of overflowing
-        BoundedSerializers.install(kryo);
-        for (Registration registration : registrations) {
-            if (registration.serializer == null) {
-                kryo.register(registration.type);
-            } else {
-                kryo.register(registration.type, registration.serializer.get());
-            }
-        }
-        return kryo;
-    }
-
-    /** Loads an allowed capturing class without initializing it. */
-    Class<?> capturingClass(String binaryName) throws ClassNotFoundException {
-        Class<?> registered = allowedClasses.get(binaryName);
-        if (registered == null && FABRIC_CAPTURING_CLASS.equals(binaryName)) {
-            return Class.forName(binaryName, false, SerializationRegistry.class.getClassLoader());
-        }
-        return registered != null ? registered : Class.forName(binaryName, false, classLoader);
-    }
-
-    /** The receiver-side invoker of a definition, built once per distinct definition and shared by all links. */
-    ReceiverFunction link(FunctionDefinition definition) throws FunctionLinker.Refused {
-        ReceiverFunction function = linked.get(definition);
-        if (function == null) {
-            function = FunctionLinker.link(this, definition);
-            ReceiverFunction raced = linked.putIfAbsent(definition, function);
-            function = raced != null ? raced : function;
-        }
-        return function;
     }
 
     private static long computeFingerprint(Builder builder) {
@@ -136,7 +101,39 @@ public final class SerializationRegistry {
         return hash;
     }
 
-    private record Registration(Class<?> type, Supplier<? extends Serializer<?>> serializer) {
+    /**
+     * One registration, in order: a class and, optionally, a factory of its Kryo 5 serializer (a
+     * {@code Supplier<com.esotericsoftware.kryo.Serializer<T>>}, typed loosely so that this package needs no Kryo).
+     *
+     * @param type the registered class
+     * @param serializer factory of its Kryo serializer, or null for Kryo's default serializer
+     */
+    public record Registration(Class<?> type, Supplier<?> serializer) {
+    }
+
+    /** {@return the registrations in order (Kryo ids follow it)} */
+    public List<Registration> registrations() {
+        return registrations;
+    }
+
+    /**
+     * The registered capturing class of this binary name, or null (then {@link #classLoader()} finds it).
+     *
+     * @param binaryName binary name of the capturing class
+     * @return the class given to {@link Builder#allowCapturingClass}, or null
+     */
+    public Class<?> allowedCapturingClass(String binaryName) {
+        return allowedClasses.get(binaryName);
+    }
+
+    /** {@return the loader of capturing classes allowed by package} */
+    public ClassLoader classLoader() {
+        return classLoader;
+    }
+
+    /** {@return the deepest object graph a record may hold} */
+    public int maxObjectDepth() {
+        return maxObjectDepth;
     }
 
     /** Collects registrations; not thread-safe. The order of {@code register} calls defines the class ids. */
@@ -154,32 +151,58 @@ public final class SerializationRegistry {
          * Registers a class that captured values or results may have, serialized by Kryo's default serializer for
          * it (field serializer for POJOs, record serializer for records). Arrays must be registered too, e.g.
          * {@code int[].class}.
+         *
+         * @param type the class to register
+         * @return this builder
          */
         public Builder register(Class<?> type) {
             registrations.add(new Registration(Objects.requireNonNull(type, "type"), null));
             return this;
         }
 
-        /** Registers a class with its own serializer; the factory is called once per Kryo instance. */
-        public <T> Builder register(Class<T> type, Supplier<? extends Serializer<T>> serializerFactory) {
+        /**
+         * Registers a class with its own serializer: {@code serializerFactory} supplies a Kryo 5
+         * {@code Serializer<T>}, once per Kryo instance (checked when the first codec is built).
+         *
+         * @param <T> the registered class's type
+         * @param type the class to register
+         * @param serializerFactory supplies a new {@code com.esotericsoftware.kryo.Serializer<T>} on each call
+         * @return this builder
+         */
+        public <T> Builder register(Class<T> type, Supplier<?> serializerFactory) {
             registrations.add(new Registration(Objects.requireNonNull(type, "type"),
                     Objects.requireNonNull(serializerFactory, "serializerFactory")));
             return this;
         }
 
-        /** Allows the lambdas and method references written in this class to be invoked remotely. */
+        /**
+         * Allows the lambdas and method references written in this class to be invoked remotely.
+         *
+         * @param capturingClass the class whose lambdas and method references may be invoked
+         * @return this builder
+         */
         public Builder allowCapturingClass(Class<?> capturingClass) {
             allowedClasses.put(capturingClass.getName(), capturingClass);
             return this;
         }
 
-        /** Allows the lambdas of every class of this exact package (not its subpackages), e.g. {@code "com.acme.app"}. */
+        /**
+         * Allows the lambdas of every class of this exact package (not its subpackages), e.g. {@code "com.acme.app"}.
+         *
+         * @param packageName the package's name; {@code ""} is the unnamed package
+         * @return this builder
+         */
         public Builder allowCapturingPackage(String packageName) {
             allowedPackages.add(Objects.requireNonNull(packageName, "packageName"));
             return this;
         }
 
-        /** Class loader for capturing classes allowed by package; defaults to this library's loader. */
+        /**
+         * Class loader for capturing classes allowed by package; defaults to this library's loader.
+         *
+         * @param loader the loader, not null
+         * @return this builder
+         */
         public Builder classLoader(ClassLoader loader) {
             this.classLoader = Objects.requireNonNull(loader, "loader");
             return this;
@@ -187,7 +210,12 @@ public final class SerializationRegistry {
 
         /**
          * Deepest object graph accepted in a captured value or result (default 64). Shared references are not
-         * tracked, so a cyclic graph fails with a {@link SerializationException} when it reaches this depth.
+         * tracked, so a cyclic graph fails with a {@link io.fabricrpc.serialization.SerializationException} when it
+         * reaches this depth.
+         *
+         * @param depth the deepest accepted nesting, at least 1
+         * @return this builder
+         * @throws IllegalArgumentException if {@code depth} is less than 1
          */
         public Builder maxObjectDepth(int depth) {
             if (depth < 1) {
@@ -197,27 +225,9 @@ public final class SerializationRegistry {
             return this;
         }
 
+        /** {@return an immutable registry of the registrations and allows made so far} */
         public SerializationRegistry build() {
             return new SerializationRegistry(this);
-        }
-    }
-
-    /** Kryo that remembers which class it refused, so the codec can name it in an {@link UnregisteredClassException}. */
-    static final class FabricKryo extends Kryo {
-        private Class<?> lastUnregistered;
-
-        @Override
-        @SuppressWarnings("rawtypes") // Kryo declares the raw type
-        protected String unregisteredClassMessage(Class type) {
-            lastUnregistered = type;
-            return super.unregisteredClassMessage(type);
-        }
-
-        /** Returns and clears the class most recently refused as unregistered, or {@code null}. */
-        Class<?> takeUnregistered() {
-            Class<?> type = lastUnregistered;
-            lastUnregistered = null;
-            return type;
         }
     }
 }

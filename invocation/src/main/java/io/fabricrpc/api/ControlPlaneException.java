@@ -1,4 +1,4 @@
-package io.fabricrpc.fabric;
+package io.fabricrpc.api;
 
 /**
  * The control plane could not do what was asked in time or at all: coordinator unreachable, join or shutdown
@@ -6,10 +6,21 @@ package io.fabricrpc.fabric;
  */
 public class ControlPlaneException extends RuntimeException {
 
+    /**
+     * Creates the exception.
+     *
+     * @param message what failed, naming the host:port, ranks and durations involved
+     */
     public ControlPlaneException(String message) {
         super(message);
     }
 
+    /**
+     * Creates the exception with its cause.
+     *
+     * @param message what failed, naming the host:port, ranks and durations involved
+     * @param cause the failure that caused it (e.g. an I/O error)
+     */
     public ControlPlaneException(String message, Throwable cause) {
         super(message, cause);
     }

@@ -1,4 +1,4 @@
-package io.fabricrpc.fabric;
+package io.fabricrpc.api;
 
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
@@ -54,30 +54,56 @@ import java.util.Set;
  */
 public final class JobConfig {
 
-    private static final Log LOG = Log.of(JobConfig.class);
+    private static final System.Logger LOG = System.getLogger(JobConfig.class.getName());
 
+    /** Variable holding this process's rank, in [0, size). */
     public static final String ENV_RANK = "FABRICRPC_RANK";
+    /** Variable holding the job size (number of processes). */
     public static final String ENV_SIZE = "FABRICRPC_SIZE";
+    /** Variable holding the long-lived worker threads per process. */
     public static final String ENV_THREADS = "FABRICRPC_THREADS";
+    /** Variable holding the rank among the processes on this node. */
     public static final String ENV_LOCAL_RANK = "FABRICRPC_LOCAL_RANK";
+    /** Variable holding {@code host:port} (or {@code host}) of rank 0's coordinator. */
     public static final String ENV_COORDINATOR = "FABRICRPC_COORDINATOR";
+    /**
+     * Variable holding the coordinator port, used if {@link #ENV_COORDINATOR} names none (instead of a port derived
+     * under Slurm or Open MPI).
+     */
     public static final String ENV_COORDINATOR_PORT = "FABRICRPC_COORDINATOR_PORT";
+    /** Variable holding the address rank 0's coordinator binds. */
     public static final String ENV_BIND_HOST = "FABRICRPC_BIND_HOST";
+    /** Variable holding the host this process is published as. */
     public static final String ENV_ADVERTISED_HOST = "FABRICRPC_ADVERTISED_HOST";
+    /** Variable holding the job secret as UTF-8 text (never read from a system property). */
     public static final String ENV_JOB_SECRET = "FABRICRPC_JOB_SECRET";
+    /** Variable holding the path of a file with the job secret, readable by its owner only. */
     public static final String ENV_JOB_SECRET_FILE = "FABRICRPC_JOB_SECRET_FILE";
+    /** Variable holding the heartbeat interval in milliseconds. */
     public static final String ENV_HEARTBEAT_MS = "FABRICRPC_HEARTBEAT_MS";
+    /** Variable holding the failure timeout in milliseconds. */
     public static final String ENV_FAILURE_TIMEOUT_MS = "FABRICRPC_FAILURE_TIMEOUT_MS";
+    /** Variable holding the join timeout in milliseconds. */
     public static final String ENV_JOIN_TIMEOUT_MS = "FABRICRPC_JOIN_TIMEOUT_MS";
 
     /** Shortest accepted job secret. */
     public static final int MIN_SECRET_BYTES = 16;
+    /** Default heartbeat interval: 100 ms. */
     public static final Duration DEFAULT_HEARTBEAT_INTERVAL = Duration.ofMillis(100);
+    /** Default failure timeout: 3 s. */
     public static final Duration DEFAULT_FAILURE_TIMEOUT = Duration.ofMillis(3000);
+    /** Default join timeout: 30 s. */
     public static final Duration DEFAULT_JOIN_TIMEOUT = Duration.ofSeconds(30);
 
     /** Where the rank and size came from. */
-    public enum Source { EXPLICIT, SLURM, OPEN_MPI }
+    public enum Source {
+        /** Set explicitly: a {@link Builder} or the {@code FABRICRPC_*} variables. */
+        EXPLICIT,
+        /** Slurm's {@code srun}: {@code SLURM_PROCID}, {@code SLURM_NTASKS}. */
+        SLURM,
+        /** Open MPI's {@code mpirun}: {@code OMPI_COMM_WORLD_RANK}, {@code OMPI_COMM_WORLD_SIZE}. */
+        OPEN_MPI
+    }
 
     private final int rank;
     private final int size;
@@ -109,74 +135,97 @@ public final class JobConfig {
         this.source = b.source;
     }
 
+    /** {@return this process's rank in the job, in [0, size)} */
     public int rank() {
         return rank;
     }
 
+    /** {@return the job size: the number of processes, at least 1} */
     public int size() {
         return size;
     }
 
+    /** {@return the long-lived worker threads per process, at least 1 and the same on every rank} */
     public int threadsPerProcess() {
         return threadsPerProcess;
     }
 
-    /** Rank among the processes of this job on this node, or -1 if unknown. */
+    /** {@return the rank among the processes of this job on this node, or -1 if unknown} */
     public int localRank() {
         return localRank;
     }
 
-    /** True for rank 0, which runs the coordinator. */
+    /** {@return true for rank 0, which runs the coordinator} */
     public boolean isCoordinator() {
         return rank == 0;
     }
 
+    /** {@return the host of rank 0's coordinator} */
     public String coordinatorHost() {
         return coordinatorHost;
     }
 
-    /** Coordinator port; 0 (rank 0 only) binds an ephemeral port, see {@link ControlPlane#coordinatorPort()}. */
+    /**
+     * {@return the coordinator port} 0 (rank 0 only) binds an ephemeral port, see
+     * {@link io.fabricrpc.fabric.ControlPlane#coordinatorPort()}.
+     */
     public int coordinatorPort() {
         return coordinatorPort;
     }
 
-    /** Address rank 0 binds, or null for the default (the coordinator host if loopback, else all interfaces). */
+    /**
+     * {@return the address rank 0 binds, or null for the default (the coordinator host if loopback, else all
+     * interfaces)}
+     */
     public String bindHost() {
         return bindHost;
     }
 
-    /** Host this process is published as in the membership, or null to use the address the coordinator sees. */
+    /**
+     * {@return the host this process is published as in the membership, or null to use the address the coordinator
+     * sees}
+     */
     public String advertisedHost() {
         return advertisedHost;
     }
 
-    /** True if a job secret is configured. */
+    /** {@return true if a job secret is configured} */
     public boolean hasJobSecret() {
         return jobSecret != null;
     }
 
-    /** A copy of the job secret, or null if none is configured. */
+    /** {@return a copy of the job secret, or null if none is configured} */
     public byte[] jobSecret() {
         return jobSecret == null ? null : jobSecret.clone();
     }
 
+    /** {@return the interval of the heartbeats between each rank and the coordinator (default 100 ms)} */
     public Duration heartbeatInterval() {
         return heartbeatInterval;
     }
 
+    /**
+     * {@return how long a rank, or the coordinator, may send nothing before it is declared failed (default 3 s)} At
+     * least twice the heartbeat interval.
+     */
     public Duration failureTimeout() {
         return failureTimeout;
     }
 
+    /** {@return the longest wait for the job to form; also bounds the shutdown barrier (default 30 s)} */
     public Duration joinTimeout() {
         return joinTimeout;
     }
 
+    /** {@return where the rank and size came from} */
     public Source source() {
         return source;
     }
 
-    /** A builder initialised with this configuration (to change e.g. the port after binding an ephemeral one). */
+    /**
+     * {@return a builder initialised with this configuration (to change e.g. the port after binding an ephemeral
+     * one)}
+     */
     public Builder toBuilder() {
         Builder b = new Builder();
         b.rank = rank;
@@ -206,6 +255,10 @@ public final class JobConfig {
             + "ms, joinTimeout=" + joinTimeout.toMillis() + "ms, source=" + source + "}";
     }
 
+    /**
+     * {@return a builder with nothing set but the defaults} Rank, size and coordinator must be set; one thread per
+     * process, no local rank, no secret and the default timings unless set.
+     */
     public static Builder builder() {
         return new Builder();
     }
@@ -229,63 +282,135 @@ public final class JobConfig {
         private Builder() {
         }
 
+        /**
+         * Sets this process's rank (required).
+         *
+         * @param rank the rank, in [0, size)
+         * @return this builder
+         */
         public Builder rank(int rank) {
             this.rank = rank;
             return this;
         }
 
+        /**
+         * Sets the job size (required).
+         *
+         * @param size the number of processes in the job, at least 1
+         * @return this builder
+         */
         public Builder size(int size) {
             this.size = size;
             return this;
         }
 
+        /**
+         * Sets the long-lived worker threads per process (default 1).
+         *
+         * @param threads at least 1, the same on every rank
+         * @return this builder
+         */
         public Builder threadsPerProcess(int threads) {
             this.threadsPerProcess = threads;
             return this;
         }
 
+        /**
+         * Sets the rank among the processes of this job on this node (default -1, unknown).
+         *
+         * @param localRank the local rank, or -1 if unknown
+         * @return this builder
+         */
         public Builder localRank(int localRank) {
             this.localRank = localRank;
             return this;
         }
 
+        /**
+         * Sets where rank 0's coordinator listens (required).
+         *
+         * @param host host name or address of rank 0, not blank
+         * @param port in [0, 65535]; 0 (rank 0 only) binds an ephemeral port
+         * @return this builder
+         */
         public Builder coordinator(String host, int port) {
             this.coordinatorHost = host;
             this.coordinatorPort = port;
             return this;
         }
 
+        /**
+         * Sets the address rank 0 binds.
+         *
+         * @param bindHost the address, or null for the default (the coordinator host if loopback, else all
+         *        interfaces)
+         * @return this builder
+         */
         public Builder bindHost(String bindHost) {
             this.bindHost = bindHost;
             return this;
         }
 
+        /**
+         * Sets the host this process is published as in the membership.
+         *
+         * @param advertisedHost the host, or null to use the address the coordinator sees
+         * @return this builder
+         */
         public Builder advertisedHost(String advertisedHost) {
             this.advertisedHost = advertisedHost;
             return this;
         }
 
-        /** The job secret (copied), or null for none; a joiner without a secret is refused by the coordinator. */
+        /**
+         * The job secret (copied), or null for none; a joiner without a secret is refused by the coordinator.
+         *
+         * @param secret at least {@value #MIN_SECRET_BYTES} bytes, or null
+         * @return this builder
+         */
         public Builder jobSecret(byte[] secret) {
             this.jobSecret = secret == null ? null : secret.clone();
             return this;
         }
 
-        /** The job secret as UTF-8 text. */
+        /**
+         * The job secret as UTF-8 text.
+         *
+         * @param secret at least {@value #MIN_SECRET_BYTES} bytes in UTF-8, or null for none
+         * @return this builder
+         */
         public Builder jobSecret(String secret) {
             return jobSecret(secret == null ? null : secret.getBytes(StandardCharsets.UTF_8));
         }
 
+        /**
+         * Sets the interval of the heartbeats between each rank and the coordinator.
+         *
+         * @param d positive (default 100 ms)
+         * @return this builder
+         */
         public Builder heartbeatInterval(Duration d) {
             this.heartbeatInterval = Objects.requireNonNull(d);
             return this;
         }
 
+        /**
+         * Sets how long a rank, or the coordinator, may send nothing before it is declared failed.
+         *
+         * @param d at least twice the heartbeat interval (default 3 s)
+         * @return this builder
+         */
         public Builder failureTimeout(Duration d) {
             this.failureTimeout = Objects.requireNonNull(d);
             return this;
         }
 
+        /**
+         * Sets the longest wait for the job to form (it also bounds the shutdown barrier).
+         *
+         * @param d positive (default 30 s)
+         * @return this builder
+         */
         public Builder joinTimeout(Duration d) {
             this.joinTimeout = Objects.requireNonNull(d);
             return this;
@@ -296,7 +421,12 @@ public final class JobConfig {
             return this;
         }
 
-        /** @throws IllegalArgumentException naming the offending value */
+        /**
+         * Checks the settings and builds the configuration.
+         *
+         * @return the configuration
+         * @throws IllegalArgumentException naming the offending value
+         */
         public JobConfig build() {
             if (size < 1) {
                 throw new IllegalArgumentException("job size must be >= 1, got " + size);
@@ -341,13 +471,21 @@ public final class JobConfig {
      * True if this process was started as one rank of a job: {@code FABRICRPC_RANK} (variable or system property),
      * {@code srun} ({@code SLURM_PROCID}) or {@code mpirun} ({@code OMPI_COMM_WORLD_RANK}). A program that launches
      * its own job when started by hand asks this first.
+     *
+     * @param env the environment variables, e.g. {@link System#getenv()}
+     * @param sysprops the system properties
+     * @return true if a rank is given by any of them
      */
     public static boolean launchedAsRank(Map<String, String> env, Map<String, String> sysprops) {
         return new Lookup(env, sysprops).get(ENV_RANK) != null || env.get("SLURM_PROCID") != null
             || env.get("OMPI_COMM_WORLD_RANK") != null;
     }
 
-    /** {@link #launchedAsRank(Map, Map)} over this process's environment and system properties. */
+    /**
+     * {@link #launchedAsRank(Map, Map)} over this process's environment and system properties.
+     *
+     * @return true if this process was started as one rank of a job
+     */
     public static boolean launchedAsRank() {
         return launchedAsRank(System.getenv(), systemProperties());
     }
@@ -358,7 +496,12 @@ public final class JobConfig {
         return props;
     }
 
-    /** {@link #fromEnvironment(Map, Map)} over {@link System#getenv()} and {@link System#getProperties()}. */
+    /**
+     * {@link #fromEnvironment(Map, Map)} over {@link System#getenv()} and {@link System#getProperties()}.
+     *
+     * @return the configuration
+     * @throws IllegalArgumentException naming the missing or malformed variable
+     */
     public static JobConfig fromEnvironment() {
         return fromEnvironment(System.getenv(), systemProperties());
     }
@@ -366,6 +509,10 @@ public final class JobConfig {
     /**
      * Reads the configuration from an environment and system properties (see the class comment for the order).
      *
+     * @param env the environment variables
+     * @param sysprops the system properties; one named by {@link #propertyName} overrides its variable (refused for
+     *        the secret)
+     * @return the configuration
      * @throws IllegalArgumentException naming the missing or malformed variable
      */
     public static JobConfig fromEnvironment(Map<String, String> env, Map<String, String> sysprops) {
@@ -564,7 +711,7 @@ public final class JobConfig {
             perms = Files.getPosixFilePermissions(path);
         } catch (IOException | UnsupportedOperationException e) {
             // Not a POSIX file system: nothing to check against.
-            LOG.debug("cannot check permissions of {}", path, e);
+            LOG.log(System.Logger.Level.DEBUG, () -> "cannot check permissions of " + path, e);
             return;
         }
         if (perms.contains(PosixFilePermission.GROUP_READ) || perms.contains(PosixFilePermission.OTHERS_READ)) {
@@ -574,7 +721,13 @@ public final class JobConfig {
         }
     }
 
-    /** System property name for an environment variable: {@code FABRICRPC_COORDINATOR_PORT -> fabricrpc.coordinator.port}. */
+    /**
+     * System property name for an environment variable:
+     * {@code FABRICRPC_COORDINATOR_PORT -> fabricrpc.coordinator.port}.
+     *
+     * @param envName the variable's name
+     * @return the name in lower case with dots for underscores
+     */
     public static String propertyName(String envName) {
         return envName.toLowerCase(java.util.Locale.ROOT).replace('_', '.');
     }

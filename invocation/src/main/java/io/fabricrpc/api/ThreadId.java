@@ -1,4 +1,4 @@
-package io.fabricrpc.fabric;
+package io.fabricrpc.api;
 
 /**
  * Global identity of a worker thread in a job: the process rank and the thread's index inside that process.
@@ -12,6 +12,11 @@ package io.fabricrpc.fabric;
  */
 public record ThreadId(int rank, int threadIndex) {
 
+    /**
+     * Checks the components.
+     *
+     * @throws IllegalArgumentException if {@code rank} or {@code threadIndex} is negative
+     */
     public ThreadId {
         if (rank < 0 || threadIndex < 0) {
             throw new IllegalArgumentException("rank and threadIndex must be >= 0: rank=" + rank
@@ -19,7 +24,14 @@ public record ThreadId(int rank, int threadIndex) {
         }
     }
 
-    /** Packs {@code (rank, threadIndex)} into one long; both must be {@code >= 0}. */
+    /**
+     * Packs {@code (rank, threadIndex)} into one long; both must be {@code >= 0}.
+     *
+     * @param rank process rank, {@code >= 0}
+     * @param threadIndex index of the thread inside its process, {@code >= 0}
+     * @return the rank in the high 32 bits, the thread index in the low 32 bits
+     * @throws IllegalArgumentException if either is negative
+     */
     public static long pack(int rank, int threadIndex) {
         if (rank < 0 || threadIndex < 0) {
             throw new IllegalArgumentException("rank and threadIndex must be >= 0: rank=" + rank
@@ -28,22 +40,37 @@ public record ThreadId(int rank, int threadIndex) {
         return ((long) rank << 32) | threadIndex;
     }
 
-    /** Rank of a packed id. */
+    /**
+     * Rank of a packed id.
+     *
+     * @param packed an id in the compact encoding
+     * @return its high 32 bits
+     */
     public static int rankOf(long packed) {
         return (int) (packed >>> 32);
     }
 
-    /** Thread index of a packed id. */
+    /**
+     * Thread index of a packed id.
+     *
+     * @param packed an id in the compact encoding
+     * @return its low 32 bits
+     */
     public static int threadIndexOf(long packed) {
         return (int) packed;
     }
 
-    /** Decodes a packed id; throws {@link IllegalArgumentException} if either half is negative. */
+    /**
+     * Decodes a packed id; throws {@link IllegalArgumentException} if either half is negative.
+     *
+     * @param packed an id in the compact encoding
+     * @return the id
+     */
     public static ThreadId fromLong(long packed) {
         return new ThreadId(rankOf(packed), threadIndexOf(packed));
     }
 
-    /** This id in the compact encoding. */
+    /** {@return this id in the compact encoding} */
     public long toLong() {
         return pack(rank, threadIndex);
     }
@@ -51,6 +78,9 @@ public record ThreadId(int rank, int threadIndex) {
     /**
      * Dense index {@code rank * threadsPerProcess + threadIndex}, for arrays over all long-lived threads.
      *
+     * @param threadsPerProcess long-lived threads per process in the job
+     * @return {@code rank * threadsPerProcess + threadIndex}
+     * @throws ArithmeticException if {@code rank * threadsPerProcess} overflows an {@code int}
      * @throws IllegalArgumentException if {@code threadIndex >= threadsPerProcess}
      */
     public int globalIndex(int threadsPerProcess) {

@@ -1,4 +1,4 @@
-package io.fabricrpc.serialization;
+package io.fabricrpc.api;
 
 /**
  * Decoded from a failure result record: the remote function threw (or, as {@link ResultTooLargeException}, its
@@ -8,9 +8,17 @@ package io.fabricrpc.serialization;
 public sealed class RemoteInvocationException extends RuntimeException permits ResultTooLargeException {
     private static final long serialVersionUID = 1L;
 
+    /** Binary name of the exception class thrown remotely. */
     private final String remoteClassName;
+    /** Message of the remote exception, empty if it had none. */
     private final String remoteMessage;
 
+    /**
+     * A remote function threw; the message names the remote exception's class and, if any, its message.
+     *
+     * @param remoteClassName binary name of the exception class thrown remotely
+     * @param remoteMessage message of the remote exception, empty (not null) if it had none
+     */
     public RemoteInvocationException(String remoteClassName, String remoteMessage) {
         this("remote function threw " + remoteClassName + (remoteMessage.isEmpty() ? "" : ": " + remoteMessage),
                 remoteClassName, remoteMessage);
@@ -23,12 +31,15 @@ public sealed class RemoteInvocationException extends RuntimeException permits R
         this.remoteMessage = remoteMessage;
     }
 
-    /** Binary name of the exception class thrown remotely. */
+    /** {@return the binary name of the exception class thrown remotely} */
     public String remoteClassName() {
         return remoteClassName;
     }
 
-    /** Message of the remote exception, empty if it had none (possibly truncated to fit the result record). */
+    /**
+     * {@return the message of the remote exception, empty if it had none} Possibly truncated to fit the result
+     * record.
+     */
     public String remoteMessage() {
         return remoteMessage;
     }

@@ -1,4 +1,4 @@
-package io.fabricrpc.transport;
+package io.fabricrpc.api;
 
 /**
  * What peers may do to a {@link LocalRegion}. Regions get the minimum a protocol needs: a staging area that is
@@ -14,10 +14,12 @@ public enum RemoteAccess {
     /** Peers may read and write the region. */
     READ_WRITE;
 
+    /** {@return true if peers may write into the region ({@link #WRITE} or {@link #READ_WRITE})} */
     public boolean allowsWrite() {
         return this == WRITE || this == READ_WRITE;
     }
 
+    /** {@return true if peers may read the region ({@link #READ} or {@link #READ_WRITE})} */
     public boolean allowsRead() {
         return this == READ || this == READ_WRITE;
     }

@@ -1,7 +1,8 @@
-package io.fabricrpc.fabric;
+package io.fabricrpc.api;
 
-import static io.fabricrpc.fabric.JobConfigTest.SECRET;
-import static io.fabricrpc.fabric.JobConfigTest.env;
+
+import static io.fabricrpc.api.JobConfigTest.SECRET;
+import static io.fabricrpc.api.JobConfigTest.env;
 import static org.junit.jupiter.api.Assertions.*;
 
 import java.nio.file.Files;

@@ -1,4 +1,4 @@
-package io.fabricrpc.transport;
+package io.fabricrpc.api;
 
 import java.lang.foreign.MemorySegment;
 
@@ -10,23 +10,33 @@ import java.lang.foreign.MemorySegment;
  * <p>Thread-safe to share; closing it while peers still write into it is the owner's protocol error.
  *
  * <p><b>One segment class.</b> Every segment a transport hands out ({@link #segment()},
- * {@link Link#directWindow}) is {@linkplain #isPlainNative plain native}, of the class arena-allocated memory has,
- * whatever backs it (a mapping is {@code reinterpret}ed). The codec's capture writers and invokers are shared by
- * every call path of a process, and the JIT specializes each segment access to the classes it has seen: a mapped
- * segment next to arena memory made every access bimorphic (measured: benchmarks README, plain native segments).
+ * {@link io.fabricrpc.transport.Link#directWindow}) is {@linkplain #isPlainNative plain native}, of the class
+ * arena-allocated memory has, whatever backs it (a mapping is {@code reinterpret}ed). The codec's capture writers
+ * and invokers are shared by every call path of a process, and the JIT specializes each segment access to the
+ * classes it has seen: a mapped segment next to arena memory made every access bimorphic (measured: benchmarks
+ * README, plain native segments).
  */
 public interface LocalRegion extends AutoCloseable {
-    /** The region's memory for local access, {@linkplain #isPlainNative plain native}; valid until {@link #close()}. */
+    /**
+     * {@return the region's memory for local access, {@linkplain #isPlainNative plain native}} Valid until
+     * {@link #close()}.
+     */
     MemorySegment segment();
 
-    /** Whether {@code segment} is of the one class the transports hand out (see the class doc). */
+    /**
+     * Whether {@code segment} is of the one class the transports hand out (see the class doc).
+     *
+     * @param segment any segment
+     * @return true if it is of the plain native segment class
+     */
     static boolean isPlainNative(MemorySegment segment) {
         return segment.getClass() == PlainNative.CLASS;
     }
 
-    /** The handle peers use to address this region. */
+    /** {@return the handle peers use to address this region} */
     RemoteRegion remote();
 
+    /** {@return the region's size in bytes} */
     default long length() {
         return segment().byteSize();
     }

@@ -8,6 +8,9 @@ public interface RecordWriter {
     /**
      * Writes the record's payload into {@code target} at {@code offset}, using at most {@code limit} bytes.
      *
+     * <p>When it returns a length, every byte of {@code [offset + length, offset + limit)} that was zero is zero
+     * again: in a mapped chunk the receiver may read the next header there as soon as this record is published.
+     *
      * @return the number of bytes written, or -1 if the record does not fit in {@code limit} (nothing counts as
      *         written then; the messenger retries in a fresh chunk)
      */

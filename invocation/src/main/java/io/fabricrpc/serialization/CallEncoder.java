@@ -67,8 +67,10 @@ public final class CallEncoder {
     /**
      * Encodes one call of {@code function} into {@code segment[offset, limit)}.
      *
-     * <p>Bytes in that range may be overwritten even when the result is {@link #DOES_NOT_FIT} or an exception is
-     * thrown; nothing outside it is touched. The encoder's state changes only when a record is returned.
+     * <p>Bytes in that range may be overwritten when the result is {@link #DOES_NOT_FIT} or an exception is thrown;
+     * when a record is returned, every byte past it that encoding wrote is zero again (a sender encodes into zeroed
+     * memory its receiver polls, where a stray byte would read as the next header). The encoder's state changes only
+     * when a record is returned.
      *
      * @return the record length in bytes (the record occupies {@code [offset, offset + length)}), or
      *         {@link #DOES_NOT_FIT} if it needs more than {@code limit - offset} bytes
@@ -230,6 +232,11 @@ public final class CallEncoder {
                 }
                 MemorySegment.copy(segment, bodyStart, segment, bodyStart + shift, bodyLength); // overlap-safe
                 position += shift;
+                for (long stray = position; stray < position - shift; stray++) {
+                    // The body moved back: its old tail lies past the record, where a receiver polling a mapped
+                    // chunk reads the next header (a stale byte with its top bit set looks published).
+                    segment.set(CallRecordDescriptor.BYTE, stray, (byte) 0);
+                }
             }
             CallRecordDescriptor.writeVarInt(segment, offset, tag);
             CallRecordDescriptor.writeVarInt(segment, offset + tagSize, (int) bodyLength);

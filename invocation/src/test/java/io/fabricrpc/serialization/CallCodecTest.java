@@ -218,6 +218,28 @@ class CallCodecTest {
     }
 
     @Test
+    void aRecordWithObjectCapturesLeavesZeroedMemoryBeyondItZero() {
+        // Object captures get a 2-byte body length that shrinks to 1 for a short body: the body moves back one byte,
+        // and its old last byte must not stay past the record (a receiver reads the next header there).
+        for (int size = 0; size < 40; size++) {
+            int[] ints = new int[size];
+            java.util.Arrays.fill(ints, -1);
+            long sequence = size;
+            RemoteRunnable call = () -> seen(sequence, ints);
+            for (int repeat = 0; repeat < 2; repeat++) { // with its definition, then by id
+                segment.fill((byte) 0);
+                int length = encode(call);
+                for (long at = length; at < length + 64; at++) {
+                    assertEquals(0, segment.get(ValueLayout.JAVA_BYTE, at), "byte " + at + " past a record of "
+                            + length + " bytes (" + size + " ints, repeat " + repeat + ")");
+                }
+                assertEquals(length, decoder.invoke(segment, 0, segment.byteSize(), null));
+                assertArrayEquals(ints, (int[]) lastSeen[1]);
+            }
+        }
+    }
+
+    @Test
     void mixedPrimitiveAndObjectCaptures() {
         byte b = 3;
         String s = "héllo";

@@ -319,8 +319,6 @@ public abstract class MailboxCallsTest {
         }
     }
 
-
-    /** The least bytes the calling thread allocated per call of {@code body} in a round of {@code calls} calls. */
     /** In fresh JVMs: allocation depends on the JIT's profile, which the suite's other tests would shape. */
     @Test
     void aSteadyStateCallReturnAllocatesNothingOnTheCallingThread() {

@@ -3,10 +3,9 @@ package io.fabricrpc.messaging;
 import io.fabricrpc.api.FullPolicy;
 import io.fabricrpc.api.MessagingException;
 import io.fabricrpc.api.MessengerConfig;
-
-import io.fabricrpc.transport.Link;
 import io.fabricrpc.api.LocalRegion;
 import io.fabricrpc.api.RemoteAccess;
+import io.fabricrpc.transport.Link;
 import org.agrona.concurrent.IdleStrategy;
 
 import java.time.Duration;
@@ -357,9 +356,7 @@ public final class Messenger implements RecordChannel {
         return counters;
     }
 
-    public FullPolicy fullPolicy() {
-        return config.fullPolicy();
-    }
+    public FullPolicy fullPolicy() { return config.fullPolicy(); }
 
     public Duration timeout() { // how long a wait for room (RETRY, a flush) may last before it fails
         return config.timeout();

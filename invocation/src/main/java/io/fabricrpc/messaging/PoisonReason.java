@@ -18,7 +18,9 @@ public enum PoisonReason {
     /** A chunk's sequence words disagree with the records the receiver counted: records were lost or repeated. */
     SEQUENCE_GAP(6),
     /** A seal announced chunks that were never allocated. */
-    BAD_SEAL(7);
+    BAD_SEAL(7),
+    /** Reading the sender's chunk faulted: its memory is gone (the chunk's file was truncated or removed). */
+    MEMORY_FAULT(8);
 
     private final int code;
 

@@ -118,6 +118,11 @@ final class SenderInbox {
         } catch (CorruptChunkException e) {
             poison(e.reason(), e, errors);
             return 0;
+        } catch (InternalError fault) { // HotSpot's SIGBUS: this sender's chunk lost its memory, not the worker
+            poison(PoisonReason.MEMORY_FAULT, new MessagingException("reading chunk " + current + " of sender thread "
+                    + ThreadNames.of(sender) + " faulted (its file was truncated or removed?): " + fault.getMessage(),
+                    fault), errors);
+            return 0;
         }
     }
 

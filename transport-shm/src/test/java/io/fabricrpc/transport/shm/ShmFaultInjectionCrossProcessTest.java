@@ -108,16 +108,22 @@ class ShmFaultInjectionCrossProcessTest extends FaultInjectionCrossProcessTest {
     }
 
     @Test
-    @Disabled("a truncated chunk fails neither its link nor its inbox alone: the receiving worker faults on every poll"
-            + " in SenderInbox.poll/consume (InternalError escapes to the handler loop, reported with the worker's id,"
-            + " not the sender's) and serves nothing else; the sender's window store in messaging lets the raw"
-            + " InternalError reach the caller. Both belong in messaging/*, being rewritten by another change")
-    void aTruncatedChunkFileFailsItsLinkNotTheProcess() throws Exception {
+    void aTruncatedChunkFileFailsItsInboxNotTheReceiver() throws Exception {
         try (LocalLauncher job = truncateWhileCalling("rg", f -> sizeOf(f) == CHUNK_FILE_BYTES)) {
             String receiver = latestStatus(job, 0);
-            String sender = latestStatus(job, 1);
             assertEquals("returned:3", part(receiver, "self"), "the receiver still serves its other calls: " + receiver);
             assertTrue(part(receiver, "error").contains("1/0"), "reported as the sender's failure: " + receiver);
+            assertTrue(job.process(1).isAlive(), "the sender's process lives on: " + job.report());
+        }
+    }
+
+    @Test
+    @Disabled("the sender's store into its mapping of the truncated chunk faults, and the raw InternalError reaches"
+            + " the caller of call(): the messenger's write path should fail the link and throw PeerFailedException;"
+            + " catching it there adds a handler to the inlined send path, which is not measured yet")
+    void aTruncatedChunkFileFailsTheSendersLink() throws Exception {
+        try (LocalLauncher job = truncateWhileCalling("rg", f -> sizeOf(f) == CHUNK_FILE_BYTES)) {
+            String sender = latestStatus(job, 1);
             assertTrue(part(sender, "sender").startsWith("PeerFailedException"), "the link fails: " + sender);
         }
     }

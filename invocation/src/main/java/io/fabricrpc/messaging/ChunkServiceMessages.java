@@ -25,7 +25,8 @@ import java.lang.foreign.ValueLayout;
  *  +------------+---------+--------+-----------------------------+
  *  | request id | status  | count  | count x chunk region (40)   |
  *  +------------+---------+--------+-----------------------------+
- *  status: 0 ok, 1 no such destination thread, 2 allocation failed, 3 malformed request
+ *  status: 0 ok, 1 no such destination thread, 2 allocation failed, 3 malformed request, 4 over the per-inbox
+ *  limit, 5 requester fenced, 6 no space for chunks (receiver out of room)
  * </pre>
  */
 final class ChunkServiceMessages {
@@ -52,6 +53,8 @@ final class ChunkServiceMessages {
     static final int STATUS_MALFORMED = 3;
     static final int STATUS_OVER_LIMIT = 4;
     static final int STATUS_FENCED = 5;
+    /** The receiver's allocation failed for want of space (a full shm.dir, or a memory limit). */
+    static final int STATUS_NO_SPACE = 6;
     /** Chunks one (sender, destination) inbox may hold: MessengerConfig's c_max bound. */
     static final int MAX_CHUNKS_PER_INBOX = 255;
     /** Chunks one request may ask for: MessengerConfig's bound on c (a reply must fit one two-sided message). */
@@ -121,6 +124,8 @@ final class ChunkServiceMessages {
             case STATUS_OK -> "ok";
             case STATUS_NO_SUCH_THREAD -> "no such destination thread";
             case STATUS_ALLOCATION_FAILED -> "allocation failed";
+            case STATUS_NO_SPACE -> "no space for chunks in the receiving process (its shm.dir is full, or a memory limit"
+                    + " is reached)";
             case STATUS_MALFORMED -> "malformed request";
             case STATUS_FENCED -> "the job declared the requesting process failed (fenced)";
             case STATUS_OVER_LIMIT -> "more chunks than one sender may hold (" + MAX_CHUNKS_PER_INBOX + ")";

@@ -235,7 +235,8 @@ public final class MessagingNode implements AutoCloseable {
                 } catch (RuntimeException e) {
                     chunks.forEach(LocalRegion::close);
                     chunks.clear();
-                    status = ChunkServiceMessages.STATUS_ALLOCATION_FAILED;
+                    status = String.valueOf(e.getMessage()).contains("no space")
+                            ? ChunkServiceMessages.STATUS_NO_SPACE : ChunkServiceMessages.STATUS_ALLOCATION_FAILED;
                 }
                 if (status == ChunkServiceMessages.STATUS_OK) {
                     status = fileChunks(from, request, sender, destination, chunkSize, receiver, chunks);

@@ -194,9 +194,6 @@ class ShmFaultInjectionCrossProcessTest extends FaultInjectionCrossProcessTest {
     }
 
     @Test
-    @Disabled("the receiver's chunk allocation failure loses its reason: MessagingNode.serveChunkRequest catches the"
-            + " TransportException ('no space ... shm.dir') and replies STATUS_ALLOCATION_FAILED without its message"
-            + " and without reporting it there; messaging/* is being rewritten by another change")
     void aFullShmDirIsNamedToTheSenderWhoseChunksItRefused() throws Exception {
         String full = fillAndCall()[1];
         String call = full.substring(full.indexOf("call="), full.indexOf(" | callReturn="));

@@ -235,8 +235,8 @@ public final class MessagingNode implements AutoCloseable {
                 } catch (RuntimeException e) {
                     chunks.forEach(LocalRegion::close);
                     chunks.clear();
-                    status = String.valueOf(e.getMessage()).contains("no space")
-                            ? ChunkServiceMessages.STATUS_NO_SPACE : ChunkServiceMessages.STATUS_ALLOCATION_FAILED;
+                    status = e instanceof io.fabricrpc.api.OutOfSpaceException ? ChunkServiceMessages.STATUS_NO_SPACE
+                            : ChunkServiceMessages.STATUS_ALLOCATION_FAILED;
                 }
                 if (status == ChunkServiceMessages.STATUS_OK) {
                     status = fileChunks(from, request, sender, destination, chunkSize, receiver, chunks);

@@ -1,5 +1,6 @@
 package io.fabricrpc.transport.shm;
 
+import io.fabricrpc.api.OutOfSpaceException;
 import io.fabricrpc.api.TransportException;
 
 import java.io.IOException;
@@ -129,8 +130,9 @@ final class ShmDirectory {
         try {
             int error = NativeFiles.allocate(file, bytes);
             if (error != 0) {
-                throw new TransportException(error == NativeFiles.ENOSPC ? noSpace(file, bytes)
-                        : "cannot back shared-memory file " + file + " with " + bytes + " bytes: errno " + error);
+                throw error == NativeFiles.ENOSPC ? new OutOfSpaceException(noSpace(file, bytes))
+                        : new TransportException("cannot back shared-memory file " + file + " with " + bytes
+                        + " bytes: errno " + error);
             }
             try (FileChannel channel = FileChannel.open(file, StandardOpenOption.READ, StandardOpenOption.WRITE,
                     LinkOption.NOFOLLOW_LINKS)) {

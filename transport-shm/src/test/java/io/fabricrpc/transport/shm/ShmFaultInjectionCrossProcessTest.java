@@ -189,7 +189,7 @@ class ShmFaultInjectionCrossProcessTest extends FaultInjectionCrossProcessTest {
         assertTrue(Long.parseLong(field(full, "ms")) < 10_000, full);
         // The one-way call needs the receiver's chunks; the callReturn needs a mailbox channel here.
         assertTrue(full.contains("call=MessagingException") || full.contains("call=TransportException"), full);
-        assertTrue(full.contains("callReturn=TransportException") && full.contains("no space"), full);
+        assertTrue(full.contains("callReturn=OutOfSpaceException") && full.contains("no space"), full); // a TransportException
         assertEquals("RECOVERED returned:4 | old=returned:5", seen[2]);
     }
 

@@ -387,7 +387,9 @@ public interface Fabric extends AutoCloseable {
     void freeRemote(int rank, RemoteRegion region);
 
     /**
-     * Receives failures of calls run here (unknown function, corrupt record, a call that threw).
+     * Receives failures of calls run here (unknown function, corrupt record, a call that threw), and a fault of this
+     * process's own transport memory, reported with this rank's thread 0, after which the process leaves the job as
+     * failed (every wait and call then fails with {@link io.fabricrpc.api.PeerFailedException}).
      *
      * @param listener given the calling thread's id and the failure; replaces the default, which logs it
      */

@@ -53,6 +53,8 @@ public final class ControlPlane implements AutoCloseable {
     public static final String THREAD_NAME_PREFIX = "fabricrpc-control-";
 
     private static final Log LOG = Log.of(ControlPlane.class);
+    /** Why this process fail-stopped ({@link #failStop}), or null. */
+    private volatile String failStopped;
     private static final long REFUSAL_LOG_PERIOD_NANOS = 10_000_000_000L;
     // Event loop only: the refusal log's rate limit.
     private long refusalLogged;
@@ -242,6 +244,25 @@ public final class ControlPlane implements AutoCloseable {
                         + " closed its control plane", true));
                 }
             }
+        }
+    }
+
+    /**
+     * Fail-stop of this process, which can no longer take part (its own transport memory is gone): every rank, this
+     * one included, counts as gone here with {@code reason}, then the connections drop without LEAVE, so the job
+     * declares this rank failed as it would a crash. Idempotent; returns at once, from any thread.
+     */
+    public void failStop(String reason) {
+        String why = "rank " + config.rank() + " left the job as failed: " + reason;
+        for (int r = 0; r < config.size(); r++) {
+            depart(r, why, false, null);
+        }
+        if (!closed.get()) {
+            failStopped = why; // before closed is set: whoever then finds it closed says why
+        }
+        if (closed.compareAndSet(false, true)) {
+            loop.execute(role::abort);
+            group.shutdownGracefully(0, 1, TimeUnit.SECONDS); // not awaited: the caller may be the event loop
         }
     }
 
@@ -462,6 +483,9 @@ public final class ControlPlane implements AutoCloseable {
     }
 
     private void ensureOpen() {
+        if (closed.get() && failStopped != null) {
+            throw new PeerFailedException(config.rank(), failStopped, false);
+        }
         if (closed.get()) {
             throw new IllegalStateException("control plane of rank " + config.rank() + " is closed");
         }

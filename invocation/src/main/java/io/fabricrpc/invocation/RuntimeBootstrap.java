@@ -7,6 +7,7 @@ import io.fabricrpc.fabric.ControlPlaneListener;
 import io.fabricrpc.fabric.Membership;
 import io.fabricrpc.api.PeerFailedException;
 import io.fabricrpc.api.ThreadId;
+import io.fabricrpc.api.TransportException;
 import io.fabricrpc.messaging.MessagingNode;
 import io.fabricrpc.messaging.ReceivingThread;
 import io.fabricrpc.api.SerializationRegistry;
@@ -100,6 +101,12 @@ final class RuntimeBootstrap {
             if (counters != null) {
                 counters.register(plane.counters());
             }
+            ControlPlane joined = plane;
+            // This endpoint's own memory is gone: the process can serve nothing, so it leaves the job as failed.
+            transport.onEndpointFault(reason -> {
+                joined.failStop(reason);
+                runtime.reportError(ThreadId.pack(rank, 0), new TransportException(reason));
+            });
             PeerLinks links = new PeerLinks(transport, node, plane, addresses);
             plane.addListener(new ControlPlaneListener() {
                 @Override

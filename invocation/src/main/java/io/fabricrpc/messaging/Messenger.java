@@ -74,15 +74,26 @@ public final class Messenger implements RecordChannel {
     public boolean send(int tag, RecordWriter writer) {
         RecordAppender.checkTag(tag);
         checkPoisoned();
-        if (publisher == null) {
-            publisher = ring.setUp(appender);
+        try {
+            if (publisher == null) {
+                publisher = ring.setUp(appender);
+            }
+            // The common case stays small enough to inline into the caller; full chunks do not.
+            if (sendKnownInWindow(tag, writer) || sendOnce(tag, writer)) {
+                recordsSent++;
+                return true;
+            }
+            return whenFull(tag, writer, true);
+        } catch (InternalError fault) { // HotSpot's SIGBUS: a mapped chunk's file was cut short under the store
+            throw memoryFault(fault);
         }
-        // The common case stays small enough to inline into the caller; full chunks do not.
-        if (sendKnownInWindow(tag, writer) || sendOnce(tag, writer)) {
-            recordsSent++;
-            return true;
-        }
-        return whenFull(tag, writer, true);
+    }
+
+    /** The transport fails the link whose file is gone (PeerFailedException from here), or the fault is named. */
+    private RuntimeException memoryFault(InternalError fault) {
+        node.transport().memoryFault(fault);
+        link.checkAlive();
+        return new MessagingException("a store into the chunks of " + this + " faulted: " + fault, fault);
     }
 
     /** The commonest send, in place: known length, a mapped chunk with room and nothing pending; else false. */
@@ -133,21 +144,25 @@ public final class Messenger implements RecordChannel {
         checkPoisoned();
         link.checkAlive(); // a fenced or failed peer refuses the call now, not when the batch goes out
         int length = writer.knownLength();
-        if (publisher != null && length > 0 && !appender.sealed && length <= appender.room()) {
-            appender.frameKnown(tag, writer, length, placement()); // the common case, inlined into the caller
-            appender.soAppended();
-            mayBePending = true;
-            recordsSent++;
-            return true;
+        try {
+            if (publisher != null && length > 0 && !appender.sealed && length <= appender.room()) {
+                appender.frameKnown(tag, writer, length, placement()); // the common case, inlined into the caller
+                appender.soAppended();
+                mayBePending = true;
+                recordsSent++;
+                return true;
+            }
+            if (publisher == null) {
+                publisher = ring.setUp(appender);
+            }
+            if (frameOnce(tag, writer)) {
+                recordsSent++;
+                return true;
+            }
+            return whenFull(tag, writer, false);
+        } catch (InternalError fault) {
+            throw memoryFault(fault);
         }
-        if (publisher == null) {
-            publisher = ring.setUp(appender);
-        }
-        if (frameOnce(tag, writer)) {
-            recordsSent++;
-            return true;
-        }
-        return whenFull(tag, writer, false);
     }
 
     private boolean frameOnce(int tag, RecordWriter writer) {
@@ -288,61 +303,43 @@ public final class Messenger implements RecordChannel {
 
     /** Its own direct channel: callers keep one call site, which sees only messengers, for every kind of channel. */
     @Override
-    public RecordChannel direct() {
-        return this;
-    }
+    public RecordChannel direct() { return this; }
 
-    public long sender() {
-        return sender;
-    }
+    public long sender() { return sender; }
 
     @Override
-    public long destination() {
-        return destination;
-    }
+    public long destination() { return destination; }
 
-    public int chunkCount() { // chunks held in the receiver: c, growing to cMax
-        return ring.size();
-    }
+    public int chunkCount() { return ring.size(); } // chunks held in the receiver: c, growing to cMax
 
     /** Work the sender does while RETRY waits for space (running calls addressed to it: no mutual deadlock). */
     public void whileWaiting(Runnable helper) {
         this.waitHelper = helper;
     }
 
-    public void helpWhileWaiting() {
-        waitHelper.run();
-    }
+    public void helpWhileWaiting() { waitHelper.run(); }
 
     @Override
-    public Link link() {
-        return link;
-    }
+    public Link link() { return link; }
 
     @Override
-    public long recordsSent() { // sent or framed so far: the sequence number of the latest one
-        return recordsSent;
-    }
+    public long recordsSent() { return recordsSent; } // sent or framed so far: the sequence number of the latest one
 
+    /** Handled by the receiver as of its latest push (TAG_NOTIFY records push). */
     @Override
-    public long consumedRecords() { // handled by the receiver as of its latest push (TAG_NOTIFY records push)
-        return ring.consumedRecords();
-    }
+    public long consumedRecords() { return ring.consumedRecords(); }
 
     @Override
     public void checkPoisoned() { // one local acquiring load: the receiver's poison word, 0 while the channel is open
         ring.checkOpen(recordsSent);
     }
 
+    /** TAG_NOTIFY records whose handler threw, pushed before their consumed count. */
     @Override
-    public long failedRecords() { // TAG_NOTIFY records whose handler threw, pushed before their consumed count
-        return ring.failedRecords();
-    }
+    public long failedRecords() { return ring.failedRecords(); }
 
     @Override
-    public String latestFailure() {
-        return ring.latestFailure();
-    }
+    public String latestFailure() { return ring.latestFailure(); }
 
     /** The ticket of the latest write for this messenger, by any claimant ({@link Link#isComplete}). */
     @Override
@@ -358,9 +355,8 @@ public final class Messenger implements RecordChannel {
 
     public FullPolicy fullPolicy() { return config.fullPolicy(); }
 
-    public Duration timeout() { // how long a wait for room (RETRY, a flush) may last before it fails
-        return config.timeout();
-    }
+    /** How long a wait for room (RETRY, a flush) may last before it fails. */
+    public Duration timeout() { return config.timeout(); }
 
     @Override
     public long bufferedBytes() { // framed but not transmitted, records whose flag waits included
@@ -368,9 +364,7 @@ public final class Messenger implements RecordChannel {
         return p == null ? 0 : p.pendingBytes();
     }
 
-    public long maxPayload() { // what one record can carry: an empty chunk, or the header's limit
-        return ChunkLayout.maxPayload(config.chunkSize());
-    }
+    public long maxPayload() { return ChunkLayout.maxPayload(config.chunkSize()); } // what one record can carry: an empty chunk, or the header's limit
 
     public MessagingException oversize() { // a call too large for any chunk: names the sizes and the setting to raise
         return new MessagingException("call of more than " + maxPayload() + " bytes does not fit an empty chunk of "

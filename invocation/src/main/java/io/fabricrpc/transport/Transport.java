@@ -46,6 +46,22 @@ public interface Transport extends AutoCloseable {
      */
     int pollMessages(MessageHandler handler, int limit);
 
+    /**
+     * A thread of this process caught {@code fault} touching memory of this endpoint (HotSpot turns a SIGBUS in a
+     * mapping whose file was cut short into {@link InternalError}). The transport finds the cause and fails what it
+     * carries: a link, or every link when this endpoint's own memory is gone. True if it found the cause.
+     */
+    default boolean memoryFault(Throwable fault) {
+        return false;
+    }
+
+    /**
+     * Sets what is told, once, when this endpoint itself becomes unusable (its own memory faulted): the process can
+     * no longer take part in the job and must leave it as failed. Set before the endpoint is shared.
+     */
+    default void onEndpointFault(java.util.function.Consumer<String> listener) {
+    }
+
     /** Closes every link and region of this endpoint; peers observe the close as a failure of this peer. */
     @Override
     void close();

@@ -47,6 +47,16 @@ public abstract class ForwardingTransport implements Transport {
     }
 
     @Override
+    public boolean memoryFault(Throwable fault) {
+        return transport.memoryFault(fault);
+    }
+
+    @Override
+    public void onEndpointFault(java.util.function.Consumer<String> listener) {
+        transport.onEndpointFault(listener);
+    }
+
+    @Override
     public void close() {
         transport.close();
     }

@@ -41,7 +41,10 @@ final class ShmLocalRegion implements LocalRegion {
     public void close() {
         if (closed.compareAndSet(false, true)) {
             if (file != null) {
-                SegmentHeaderDescriptor.setState(file, SegmentHeaderDescriptor.STATE_CLOSED);
+                try {
+                    SegmentHeaderDescriptor.setState(file, SegmentHeaderDescriptor.STATE_CLOSED);
+                } catch (InternalError cutShort) { // the file was truncated under the mapping: nothing left to mark
+                }
             }
             if (path != null) {
                 ShmDirectory.deleteQuietly(path);

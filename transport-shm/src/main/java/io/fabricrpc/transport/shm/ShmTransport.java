@@ -61,6 +61,8 @@ public final class ShmTransport implements Transport {
     private volatile boolean closed;
     /** Why this endpoint's own file can no longer be used (cut short under it); set once, by CAS. */
     private volatile String ownFault;
+    /** Told once when {@link #ownFault} is set; set before the endpoint is shared. */
+    private volatile java.util.function.Consumer<String> faultListener = reason -> { };
     private static final java.lang.invoke.VarHandle OWN_FAULT;
 
     static {
@@ -267,6 +269,16 @@ public final class ShmTransport implements Transport {
         }
     }
 
+    @Override
+    public boolean memoryFault(Throwable fault) {
+        return faulted(fault);
+    }
+
+    @Override
+    public void onEndpointFault(java.util.function.Consumer<String> listener) {
+        faultListener = java.util.Objects.requireNonNull(listener);
+    }
+
     /** Why this endpoint's own file is unusable, or null: every link of it fails with this reason. */
     String ownFault() {
         return ownFault;
@@ -284,6 +296,11 @@ public final class ShmTransport implements Transport {
                         + "mapping (truncated?): " + fault)) {
             System.getLogger("fabricrpc.shm").log(System.Logger.Level.ERROR, ownFault + "; every link of endpoint "
                     + Long.toHexString(endpointId) + " fails", fault);
+            try {
+                faultListener.accept(ownFault); // once: only the CAS winner gets here
+            } catch (RuntimeException e) {
+                System.getLogger("fabricrpc.shm").log(System.Logger.Level.ERROR, "endpoint fault listener failed", e);
+            }
         }
         boolean found = ownFault != null;
         for (ShmLink link : links.values()) {

@@ -139,6 +139,17 @@ public final class HybridTransport implements Transport {
     }
 
     @Override
+    public boolean memoryFault(Throwable fault) {
+        return shm.memoryFault(fault) | rdma.memoryFault(fault); // the mapped files are the shm endpoint's
+    }
+
+    @Override
+    public void onEndpointFault(java.util.function.Consumer<String> listener) {
+        shm.onEndpointFault(listener);
+        rdma.onEndpointFault(listener);
+    }
+
+    @Override
     public LocalRegion allocate(long bytes, RemoteAccess access) {
         checkOpen("allocate");
         if (bytes <= 0 || bytes > Integer.MAX_VALUE) {

@@ -16,6 +16,11 @@ import java.util.concurrent.ConcurrentHashMap;
 final class KryoRegistry {
     private static final Map<SerializationRegistry, ConcurrentHashMap<FunctionDefinition, ReceiverFunction>> LINKED =
             Collections.synchronizedMap(new WeakHashMap<>());
+    /**
+     * Definitions cached per registry. A program has a few hundred lambdas at most, but a peer can vary fields that
+     * linking does not check (the instantiated type): past this many, definitions are linked each time, not kept.
+     */
+    static final int MAX_LINKED = 4096;
 
     private KryoRegistry() {
     }
@@ -53,7 +58,7 @@ final class KryoRegistry {
         return registered != null ? registered : Class.forName(binaryName, false, registry.classLoader());
     }
 
-    /** The receiver-side invoker of a definition, built once per registry and distinct definition. */
+    /** The receiver-side invoker of a definition, built once per registry and distinct definition (up to a cap). */
     static ReceiverFunction link(SerializationRegistry registry, FunctionDefinition definition)
             throws FunctionLinker.Refused {
         ConcurrentHashMap<FunctionDefinition, ReceiverFunction> linked =
@@ -61,10 +66,18 @@ final class KryoRegistry {
         ReceiverFunction function = linked.get(definition);
         if (function == null) {
             function = FunctionLinker.link(registry, definition);
-            ReceiverFunction raced = linked.putIfAbsent(definition, function);
-            function = raced != null ? raced : function;
+            if (linked.size() < MAX_LINKED) { // may pass the cap by the number of racing linkers: still bounded
+                ReceiverFunction raced = linked.putIfAbsent(definition, function);
+                function = raced != null ? raced : function;
+            }
         }
         return function;
+    }
+
+    /** Test hook: how many definitions are cached for {@code registry}. */
+    static int linkedCount(SerializationRegistry registry) {
+        var linked = LINKED.get(registry);
+        return linked == null ? 0 : linked.size();
     }
 
     /** Kryo that remembers which class it refused, so the codec can name it in an {@link UnregisteredClassException}. */

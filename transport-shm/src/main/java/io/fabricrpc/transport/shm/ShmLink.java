@@ -215,7 +215,8 @@ final class ShmLink implements Link {
     }
 
     /**
-     * After a fault in shared memory: fails this link if the peer's endpoint file or a mapped region file is short.
+     * After a fault in shared memory ({@code fault}), or periodically (null): fails this link if the peer's endpoint
+     * file or a mapped region file is short.
      * True if this link failed for it (now or before).
      */
     boolean checkFiles(Throwable fault) {
@@ -228,12 +229,12 @@ final class ShmLink implements Link {
         ShmDirectory directory = transport.directory();
         Path endpoint = directory.endpointFile(peerId);
         if (ShmDirectory.isShorterThan(endpoint, EndpointSegmentDescriptor.fileLength(transport.ringCapacity()))) {
-            casFailure("its endpoint file " + endpoint + " was cut short under the mapping (truncated?): " + fault);
+            casFailure("its endpoint file " + endpoint + " was cut short under the mapping (truncated?)" + cause(fault));
         }
         regions.forEach((regionId, data) -> {
             Path file = directory.regionFile(peerId, regionId);
             if (ShmDirectory.isShorterThan(file, SegmentHeaderDescriptor.HEADER_LENGTH + data.byteSize())) {
-                casFailure("its region file " + file + " was cut short under the mapping (truncated?): " + fault);
+                casFailure("its region file " + file + " was cut short under the mapping (truncated?)" + cause(fault));
             }
         });
         String reason = failure;
@@ -242,6 +243,10 @@ final class ShmLink implements Link {
         }
         System.getLogger("fabricrpc.shm").log(System.Logger.Level.ERROR, "link " + this + " failed: " + reason);
         return true;
+    }
+
+    private static String cause(Throwable fault) {
+        return fault == null ? " (seen by the liveness check)" : ": " + fault;
     }
 
     String peerName() {

@@ -45,8 +45,25 @@ class ShmSenderMemoryFaultTest {
             receivers.registerReceiver(RECEIVER);
             Messenger messenger = senders.messenger(0x2_0000_0001L, RECEIVER, receiver.address(),
                     MessengerConfig.defaults());
+            // Compiled first, as in a running job, so that the fault may surface away from the store (below).
+            var receiving = receivers.registerReceiver(RECEIVER + 1);
+            long[] received = {0};
+            Messenger warm = senders.messenger(0x2_0000_0002L, RECEIVER + 1, receiver.address(),
+                    MessengerConfig.defaults());
+            for (int i = 0; i < 200_000; i++) {
+                assertTrue(warm.send(1, EIGHT_BYTES));
+                if ((i & 255) == 255) {
+                    long deadline = System.nanoTime() + 10_000_000_000L;
+                    while (received[0] <= i && System.nanoTime() < deadline) {
+                        receiving.processCalls((from, tag, record, offset, length) -> received[0]++);
+                    }
+                    assertTrue(received[0] > i, "warm-up calls received: " + received[0] + " of " + (i + 1));
+                }
+            }
+            List<Path> warmChunks = receiverChunkFiles((ShmTransport) receiver);
             assertTrue(messenger.send(1, EIGHT_BYTES)); // maps the receiver's first chunk into the sender
-            List<Path> chunks = receiverChunkFiles((ShmTransport) receiver);
+            List<Path> chunks = receiverChunkFiles((ShmTransport) receiver).stream()
+                    .filter(f -> !warmChunks.contains(f)).toList();
             assertFalse(chunks.isEmpty(), "the receiver's chunk files");
             for (Path chunk : chunks) {
                 try (FileChannel file = FileChannel.open(chunk, StandardOpenOption.WRITE)) {

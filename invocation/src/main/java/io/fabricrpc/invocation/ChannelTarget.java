@@ -13,7 +13,8 @@ import io.fabricrpc.api.RemoteInvocationException;
  * taken at the call) to complete. The waiting sender pushes what the channel buffers (a batch) meanwhile, so neither
  * depends on a helper thread. One of each per channel, used by the channel's sending thread only.
  *
- * <p>Failures: a poisoned channel fails both (SENT at once, CONSUMED while its mark is not reached). CONSUMED reports
+ * <p>Failures: a poisoned channel fails both (SENT at once: its mark is a write ticket, which cannot tell calls before
+ * the poisoning point from calls after it; CONSUMED while its mark is not reached). CONSUMED reports
  * each failure the receiver pushed (a CONSUMED call whose function threw) once, to the first wait that sees it: with
  * one synchronizer per channel at a time, exactly its own calls' failures.
  */

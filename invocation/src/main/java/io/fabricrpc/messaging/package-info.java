@@ -80,7 +80,9 @@
  * but not run (accepted minus run), and synchronizers waiting on the channel fail. Calls accepted between the
  * poisoning and the sender's next look are among those counted as not run: none of them is reported as sent.
  * The sequence is per chunk rather than per record: 4 bytes per record would grow an 8-byte call's record from 16
- * to 20 bytes, whereas the chunk's words cost one 16-byte inline write (or its stores) per chunk.
+ * to 20 bytes, whereas the chunk's words cost one 16-byte inline write (or its stores) per chunk. The price: the
+ * words are checked when the chunk is finished, so the records of a misnumbered chunk may have run by then; the
+ * poison word then says how many did.
  */
 package io.fabricrpc.messaging;
 

@@ -99,6 +99,7 @@ public final class ControlPlane implements AutoCloseable {
     }
 
     private ControlPlane(JobConfig config) {
+        warmUpDepartureReporting();
         this.config = config;
         this.counters = new ControlCounters(config.rank());
         this.countersView = counters.asCounters();
@@ -114,6 +115,19 @@ public final class ControlPlane implements AutoCloseable {
             }
         }
         this.role = r;
+    }
+
+    /**
+     * Loads, on the caller's thread, what the first departure's report loads (the logging backend, JFR's event
+     * machinery): seconds under emulation, which on the event loop would delay heartbeats and the verdict itself
+     * long enough for members to declare the coordinator failed.
+     */
+    private static void warmUpDepartureReporting() {
+        LOG.warmUp();
+        PeerDepartureEvent event = new PeerDepartureEvent();
+        if (event.shouldCommit()) {
+            event.rank = -1; // never committed: a recording that is on would show it, so leave it
+        }
     }
 
     /**

@@ -18,6 +18,22 @@ final class Log {
         return new Log(System.getLogger(type.getName()));
     }
 
+    /** Makes the backend load what a first warning needs (handler, formatter), printing nothing. */
+    void warmUp() {
+        if (logger.isLoggable(System.Logger.Level.WARNING)) {
+            java.util.logging.Logger backend = java.util.logging.Logger.getLogger(logger.getName());
+            java.util.logging.LogRecord record = new java.util.logging.LogRecord(java.util.logging.Level.WARNING, "");
+            for (java.util.logging.Logger l = backend; l != null; l = l.getUseParentHandlers() ? l.getParent() : null) {
+                for (java.util.logging.Handler handler : l.getHandlers()) {
+                    java.util.logging.Formatter formatter = handler.getFormatter();
+                    if (formatter != null) {
+                        formatter.format(record); // formatted, not published
+                    }
+                }
+            }
+        }
+    }
+
     void debug(String format, Object... args) {
         log(System.Logger.Level.DEBUG, format, args);
     }

@@ -151,6 +151,10 @@ final class MailboxChannelSet implements AutoCloseable {
             MemorySegment reply = MemorySegment.ofArray(service.await(requestId, link,
                     Math.max(0, deadline - System.nanoTime()), "mailbox channel to " + new ThreadId(destRank, worker)));
             int status = reply.get(ValueLayout.JAVA_INT_UNALIGNED, 8);
+            if (status == STATUS_FENCED) { // the job declared this process failed: fail-stop, as checkAlive would
+                throw new io.fabricrpc.api.PeerFailedException(destRank, "it refused a mailbox channel to worker "
+                        + worker + " because the job declared this rank failed (fenced)", false);
+            }
             if (status != STATUS_OK) {
                 throw new MailboxException("rank " + destRank + " refused a mailbox channel to worker " + worker + ": "
                         + (status == STATUS_MISMATCH ? "it has " + reply.get(ValueLayout.JAVA_INT_UNALIGNED, 12)

@@ -17,14 +17,14 @@ final class PeerLinks {
     private final MessagingNode node;
     private final ControlPlane control;
     private final EndpointAddress[] addresses;
-    private final Link[] links;
+    private final java.util.concurrent.atomic.AtomicReferenceArray<Link> links;
 
     PeerLinks(Transport transport, MessagingNode node, ControlPlane control, EndpointAddress[] addresses) {
         this.transport = transport;
         this.node = node;
         this.control = control;
         this.addresses = addresses;
-        this.links = new Link[addresses.length];
+        this.links = new java.util.concurrent.atomic.AtomicReferenceArray<>(addresses.length);
     }
 
     EndpointAddress address(int rank) {
@@ -32,10 +32,10 @@ final class PeerLinks {
     }
 
     Link link(int destinationRank) {
-        Link link = links[destinationRank];
+        Link link = links.getAcquire(destinationRank);
         if (link == null) {
             link = transport.connect(addresses[destinationRank]); // idempotent per peer; the race is benign
-            links[destinationRank] = link;
+            links.set(destinationRank, link); // a volatile store, before the check below: fence() or this sees the other
             if (!control.isAlive(destinationRank)) { // declared failed meanwhile: fence() may have missed this link
                 link.fence("the job declared rank " + destinationRank + " failed");
             }
@@ -51,7 +51,7 @@ final class PeerLinks {
     /** Throws if the job declared {@code destinationRank} failed or its link is broken. */
     void checkAlive(int destinationRank) {
         control.checkAlive(destinationRank);
-        Link link = links[destinationRank];
+        Link link = links.getAcquire(destinationRank);
         if (link != null) {
             link.checkAlive();
         }
@@ -64,10 +64,11 @@ final class PeerLinks {
     void fence(int failedRank, PeerFailedException failure) {
         String reason = "the job declared rank " + failedRank + " failed: " + failure.getMessage();
         node.fence(failedRank, reason);
-        try {
-            link(failedRank).fence(reason); // the messengers' link too: connect returns the transport's one per peer
-        } catch (RuntimeException unreachable) {
-            // No link can be made to it: nothing can be sent there either.
+        // Only a link that exists: connecting here would block the control plane's event loop on a dead peer. A link
+        // made later checks the verdict itself (link()); both sides' volatile accesses make one of them see the other.
+        Link link = links.get(failedRank); // a volatile load
+        if (link != null) {
+            link.fence(reason); // the messengers' link too: connect returns the transport's one per peer
         }
     }
 }

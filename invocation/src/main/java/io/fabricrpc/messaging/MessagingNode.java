@@ -195,6 +195,13 @@ public final class MessagingNode implements AutoCloseable {
                 "a request for " + count + " chunks for thread " + ThreadNames.of(destination));
         MemorySegment segment = MemorySegment.ofArray(reply);
         int status = ChunkServiceMessages.replyStatus(segment);
+        if (status == ChunkServiceMessages.STATUS_FENCED) {
+            // The peer heard the job declare this process failed: fail-stop towards it, whatever this process knows.
+            String why = "it refused chunks for thread " + ThreadNames.of(destination) + " because the job declared"
+                    + " this process failed (fenced)";
+            link.fence(why);
+            throw new io.fabricrpc.api.PeerFailedException("endpoint " + Long.toHexString(link.peerId()), why);
+        }
         if (status != ChunkServiceMessages.STATUS_OK) {
             throw new MessagingException("endpoint " + Long.toHexString(link.peerId()) + " refused " + count
                     + " chunks of " + chunkSize + " bytes from thread " + ThreadNames.of(sender) + " for thread "

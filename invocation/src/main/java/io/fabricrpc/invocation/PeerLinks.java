@@ -64,11 +64,19 @@ final class PeerLinks {
     void fence(int failedRank, PeerFailedException failure) {
         String reason = "the job declared rank " + failedRank + " failed: " + failure.getMessage();
         node.fence(failedRank, reason);
-        // Only a link that exists: connecting here would block the control plane's event loop on a dead peer. A link
-        // made later checks the verdict itself (link()); both sides' volatile accesses make one of them see the other.
-        Link link = links.get(failedRank); // a volatile load
+        Link link = links.get(failedRank); // a volatile load: link() stores before it checks the verdict
         if (link != null) {
             link.fence(reason); // the messengers' link too: connect returns the transport's one per peer
+            return;
         }
+        // The messengers may hold the transport's link without this table: get it off the control plane's event loop,
+        // where a connect to a dead peer could block for the connect timeout.
+        Thread.ofPlatform().daemon().name("fabricrpc-fence-r" + failedRank).start(() -> {
+            try {
+                link(failedRank).fence(reason);
+            } catch (RuntimeException unreachable) {
+                // No link can be made to it: nothing can be sent there either.
+            }
+        });
     }
 }

@@ -2,19 +2,26 @@ package io.fabricrpc.transport.rdma.spi;
 
 import com.ibm.disni.RdmaEndpoint;
 import com.ibm.disni.RdmaEndpointGroup;
+import com.ibm.disni.verbs.IbvSendWR;
+import com.ibm.disni.verbs.IbvSge;
 import com.ibm.disni.verbs.RdmaCmEvent;
 import com.ibm.disni.verbs.RdmaCmId;
+import com.ibm.disni.verbs.SVCPostSend;
 import io.fabricrpc.transport.rdma.endpoint.ConnectDeadline;
 
 import java.io.IOException;
 import java.net.SocketAddress;
+import java.util.ArrayList;
+import java.util.LinkedList;
+import java.util.List;
 
 /**
  * The DiSNI endpoint (one RC QP, its own CQ polled by the link's users) behind one {@link RdmaLink}.
  *
  * <p>Two things DiSNI's {@code RdmaEndpoint} lacks: a connect that ends within its timeout (DiSNI waits forever on
  * REJECTED, UNREACHABLE and the other failure events; here the CM thread or a watchdog interrupts the waiting
- * thread), and forwarding of DISCONNECTED to the link so that it fails.
+ * thread), and forwarding of DISCONNECTED to the link so that it fails. Also the link parts' glue for DiSNI's
+ * prepared posts ({@link #prepareSend}, {@link #aim}).
  */
 final class QpEndpoint extends RdmaEndpoint {
     private volatile RdmaLink link;
@@ -71,5 +78,37 @@ final class QpEndpoint extends RdmaEndpoint {
             cqClosed = true; // DiSNI's group closes endpoints again on its own close: destroy the CQ once
             getCqProvider().close();
         }
+    }
+
+    /** A reusable post of {@code requests} chained WRs of {@code opcode} with {@code sges} gather entries each. */
+    SVCPostSend prepareSend(int opcode, int requests, int sges, int lkey) throws IOException {
+        List<IbvSendWR> wrs = new ArrayList<>();
+        for (int r = 0; r < requests; r++) {
+            LinkedList<IbvSge> list = new LinkedList<>();
+            for (int s = 0; s < sges; s++) {
+                IbvSge sge = new IbvSge();
+                sge.setLkey(lkey);
+                list.add(sge);
+            }
+            IbvSendWR wr = new IbvSendWR();
+            wr.setOpcode(opcode);
+            wr.setSg_list(list);
+            wrs.add(wr);
+        }
+        return postSend(wrs);
+    }
+
+    static void setSge(SVCPostSend.SgeMod sge, long address, int length, int lkey) {
+        sge.setAddr(address);
+        sge.setLength(length);
+        sge.setLkey(lkey);
+    }
+
+    /** Points a prepared WR's first gather entry at local bytes and its RDMA fields at remote ones. */
+    static void aim(SVCPostSend.SendWRMod wr, long local, int length, int lkey, long remote, int rkey) {
+        setSge(wr.getSgeMod(0), local, length, lkey);
+        SVCPostSend.RdmaMod rdma = wr.getRdmaMod();
+        rdma.setRemote_addr(remote);
+        rdma.setRkey(rkey);
     }
 }

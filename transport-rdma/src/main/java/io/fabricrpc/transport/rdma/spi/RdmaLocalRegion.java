@@ -3,6 +3,7 @@ package io.fabricrpc.transport.rdma.spi;
 import com.ibm.disni.verbs.IbvMr;
 import io.fabricrpc.api.LocalRegion;
 import io.fabricrpc.api.RemoteRegion;
+import io.fabricrpc.api.TransportException;
 
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
@@ -27,8 +28,21 @@ final class RdmaLocalRegion implements LocalRegion {
         this.remote = remote;
     }
 
-    RdmaTransport transport() {
-        return transport;
+    /** {@code region} as a region of {@code transport} that holds {@code [offset, offset + length)} for one WR. */
+    static RdmaLocalRegion checked(RdmaTransport transport, LocalRegion region, String operation, long offset,
+                                   long length) {
+        if (!(region instanceof RdmaLocalRegion r) || r.transport != transport) {
+            throw new TransportException(operation + ": local region " + region
+                    + " was not allocated by this rdma endpoint (" + Long.toHexString(transport.endpointId()) + ")");
+        }
+        if (offset < 0 || length < 0 || offset > r.length() - length) {
+            throw new TransportException(operation + " out of range: offset " + offset + " + " + length
+                    + " bytes exceeds local region " + r.remote().regionId() + " (length " + r.length() + ")");
+        }
+        if (length > Integer.MAX_VALUE) {
+            throw new TransportException(operation + " of " + length + " bytes exceeds one work request (2^31 - 1)");
+        }
+        return r;
     }
 
     long address() {

@@ -41,7 +41,7 @@ import static io.fabricrpc.transport.rdma.spi.RdmaTransportProvider.number;
 
 /**
  * The transport SPI over RDMA verbs through DiSNI: one listening RDMA CM endpoint per transport, one RC queue pair per
- * {@link RdmaLink link} (see there for ordering, completion tickets, selective signaling and message credits).
+ * {@link RdmaLink link} (see the package doc: ordering, completion tickets, selective signaling, message credits).
  *
  * <p>{@link #connect} makes a QP to the peer's listener; the accepting side turns the accepted QP into its link to the
  * connecting peer (each side's first SEND is a handshake naming its endpoint id, listener address and the control
@@ -132,7 +132,7 @@ public final class RdmaTransport implements Transport {
         try {
             // maxSge: writeFirstByteAs gathers two pieces into one WRITE.
             group = new RdmaPassiveEndpointGroup<>(100, Math.max(settings.sqDepth(), settings.recvDepth()) + 1,
-                    RdmaLink.GATHER_SGES,
+                    RdmaWrites.GATHER_SGES,
                     settings.sqDepth() + settings.recvDepth() + 1);
             applyConnectionRetries(group);
             group.init((id, serverSide) -> {

@@ -13,4 +13,9 @@ public interface LinkStatistics {
 
     /** Completions with an error status. */
     long loCompletionErrors();
+
+    /** Completion-queue polls (one {@code ibv_poll_cq} each), or -1 where the link keeps no such count. */
+    default long loCompletionQueuePolls() {
+        return -1;
+    }
 }

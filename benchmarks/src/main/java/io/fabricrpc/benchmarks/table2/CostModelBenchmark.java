@@ -66,7 +66,8 @@ public final class CostModelBenchmark implements Callable<Integer> {
         SERIEMA.put("ovfl", new double[] {36.52e6 / 8, 283.15e6 / 64, 1061.37e6 / 256});
     }
 
-    private static final String[] KEYS = {"cpuNs", "posts", "wrs", "bytes", "checks", "innerWrs", "innerSignaled"};
+    private static final String[] KEYS = {"cpuNs", "posts", "wrs", "bytes", "checks", "innerWrs", "innerSignaled",
+        "innerPolls"};
 
     public static void main(String[] args) {
         System.exit(new CommandLine(new CostModelBenchmark()).execute(args));
@@ -152,13 +153,13 @@ public final class CostModelBenchmark implements Callable<Integer> {
             out.append(note).append("\n\n");
         }
         out.append("## Per call\n\nSender: CPU of its send loop and flush; posts (one doorbell each), work requests ")
-                .append(measuredWrs ? "(counted, and as the verbs link counted them), signaled completions reaped, "
+                .append(measuredWrs ? "(counted, and as the verbs link counted them), signaled completions reaped, CQ polls, "
                         : "(as RDMA would post them), ")
                 .append("payload bytes, completion checks. Receiver: CPU of its `processCalls` rounds that ran calls, ")
                 .append("and what it posts back (consumed counts; one acknowledgement per batch).\n\n");
-        out.append("| column | size (B) | sender CPU ns | posts | WRs |").append(measuredWrs ? " WRs (verbs) | signaled |" : "")
+        out.append("| column | size (B) | sender CPU ns | posts | WRs |").append(measuredWrs ? " WRs (verbs) | signaled | CQ polls |" : "")
                 .append(" bytes | checks | receiver CPU ns | receiver posts |\n|---|---:|---:|---:|---:|")
-                .append(measuredWrs ? "---:|---:|" : "").append("---:|---:|---:|---:|\n");
+                .append(measuredWrs ? "---:|---:|---:|" : "").append("---:|---:|---:|---:|\n");
         for (String column : List.of("write", "trad", "ovfl")) {
             for (int size : Payloads.SIZES) {
                 double[] s = m.get("sender " + column + " " + size);
@@ -168,7 +169,7 @@ public final class CostModelBenchmark implements Callable<Integer> {
                 }
                 out.append(String.format(Locale.ROOT, "| %s | %d | %.1f | %.3f | %.3f |", column, size, s[0], s[1], s[2]));
                 if (measuredWrs) {
-                    out.append(String.format(Locale.ROOT, " %.3f | %.4f |", s[5], s[6]));
+                    out.append(String.format(Locale.ROOT, " %.3f | %.4f | %.3f |", s[5], s[6], s[7]));
                 }
                 out.append(String.format(Locale.ROOT, " %.1f | %.3f | %.1f | %.4f |%n", s[3], s[4], r[0], r[1]));
             }

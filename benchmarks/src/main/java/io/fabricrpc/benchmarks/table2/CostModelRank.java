@@ -103,7 +103,7 @@ public final class CostModelRank implements Callable<Integer> {
                         StringBuilder line = new StringBuilder("COST side=").append(sender ? "sender" : "receiver")
                                 .append(" column=").append(name).append(" size=").append(size).append(" round=")
                                 .append(round).append(" calls=").append((long) n * calls).append(" cpuNs=").append(cpu);
-                        String[] keys = {"posts", "wrs", "bytes", "checks", "innerWrs", "innerSignaled"};
+                        String[] keys = {"posts", "wrs", "bytes", "checks", "innerWrs", "innerSignaled", "innerPolls"};
                         for (int k = 0; k < keys.length; k++) {
                             line.append(' ').append(keys[k]).append('=').append(after[k] - before[k]);
                         }

@@ -39,15 +39,21 @@ public final class CountingTransport implements Transport {
         private Counts() {
         }
 
-        /** {posts, work requests, bytes, completion checks, inner work requests, inner signaled completions}. */
+        /**
+         * {posts, work requests, bytes, completion checks, inner work requests, inner signaled completions, inner
+         * completion-queue polls}.
+         */
         public static long[] snapshot() {
             long innerWrs = 0;
             long innerSignaled = 0;
+            long innerPolls = 0;
             for (LinkStatistics s : INNER.values()) {
                 innerWrs += s.loWritesPosted();
                 innerSignaled += s.loSignaledCompletions();
+                innerPolls += Math.max(0, s.loCompletionQueuePolls());
             }
-            return new long[] {POSTS.sum(), WORK_REQUESTS.sum(), BYTES.sum(), CHECKS.sum(), innerWrs, innerSignaled};
+            return new long[] {POSTS.sum(), WORK_REQUESTS.sum(), BYTES.sum(), CHECKS.sum(), innerWrs, innerSignaled,
+                    innerPolls};
         }
     }
 

@@ -35,6 +35,7 @@ final class RdmaSendQueue implements LinkStatistics {
     private static final VarHandle POSTED;
     private static final VarHandle SIGNALED_COMPLETIONS;
     private static final VarHandle COMPLETION_ERRORS;
+    private static final VarHandle CQ_POLLS;
 
     static {
         try {
@@ -42,6 +43,7 @@ final class RdmaSendQueue implements LinkStatistics {
             POSTED = lookup.findVarHandle(RdmaSendQueue.class, "posted", long.class);
             SIGNALED_COMPLETIONS = lookup.findVarHandle(RdmaSendQueue.class, "signaledCompletions", long.class);
             COMPLETION_ERRORS = lookup.findVarHandle(RdmaSendQueue.class, "completionErrors", long.class);
+            CQ_POLLS = lookup.findVarHandle(RdmaSendQueue.class, "cqPolls", long.class);
         } catch (ReflectiveOperationException e) {
             throw new ExceptionInInitializerError(e);
         }
@@ -76,6 +78,7 @@ final class RdmaSendQueue implements LinkStatistics {
     private volatile long completed;
     private long signaledCompletions;
     private long completionErrors;
+    private long cqPolls; // ibv_poll_cq calls, the last of each reap finding nothing
 
     // ---- teardown: written holding qpLock and cqLock, so read under either
     private boolean closed;
@@ -283,11 +286,14 @@ final class RdmaSendQueue implements LinkStatistics {
                 return;
             }
             int n;
+            long polls = cqPolls;
             while ((n = pollCall.execute().getPolls()) > 0) {
+                CQ_POLLS.setOpaque(this, ++polls);
                 for (int i = 0; i < n; i++) {
                     onCompletion(completions[i]);
                 }
             }
+            CQ_POLLS.setOpaque(this, polls + 1); // the empty poll that ended the loop
         } catch (IOException e) {
             liveness.fail("polling the completion queue failed: " + e.getMessage());
         } finally {
@@ -373,6 +379,11 @@ final class RdmaSendQueue implements LinkStatistics {
     @Override
     public long loCompletionErrors() {
         return (long) COMPLETION_ERRORS.getOpaque(this);
+    }
+
+    @Override
+    public long loCompletionQueuePolls() {
+        return (long) CQ_POLLS.getOpaque(this);
     }
 
     /** Signaled requests posted so far (tests check that signaling stays selective). */

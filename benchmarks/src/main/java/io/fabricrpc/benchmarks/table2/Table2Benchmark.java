@@ -500,10 +500,10 @@ public final class Table2Benchmark implements Callable<Integer> {
         env.putAll(ucxEnvironment());
         return String.format(Locale.ROOT, "; `%s` carries the same longs as UCX active messages through JUCX"
                 + " (`sendAmNonBlocking` from %d staging slots of %d B, the stream's memory, each reused once its"
-                + " request completed; the sender progresses its worker once per %d messages and while it waits for a"
+                + " request completed; the sender progresses its worker every %d messages and while it waits for a"
                 + " slot; rank 1's AM handler sums the longs inside `worker.progress()`; worker address through the"
                 + " control block), UCX environment of the ranks: %s", UcxColumn.NAME,
-                ringCapacity / UcxColumn.SLOT_BYTES, UcxColumn.SLOT_BYTES, FabricColumn.BATCH, env);
+                ringCapacity / UcxColumn.SLOT_BYTES, UcxColumn.SLOT_BYTES, UcxColumn.PROGRESS_EVERY, env);
     }
 
     /** How the ranks force-inline the fabric's entry points: the directives a join installs, or flags on top. */

@@ -10,7 +10,9 @@
 # pinned; about 6-8 minutes including the guest boot. JIT: C2 alone in the emulated guest (FABRICRPC_GUEST_JIT=c1:
 # C1 alone, as the guest test suite runs). Other options go to Table2Benchmark (try --help through
 # `java -cp benchmarks/target/benchmarks.jar io.fabricrpc.benchmarks.table2.Table2Benchmark --help`).
-# Builds benchmarks/target/benchmarks.jar (with transport-rdma) when missing or stale.
+# Builds benchmarks/target/benchmarks.jar (with transport-rdma) when missing or stale. With --columns naming ucx
+# (UCX active messages over rc_verbs/ud_verbs), installs OpenUCX on the host first (scripts/install-ucx.sh), which
+# the guest sees through the host's root file system; UCX_* variables of the caller reach the guest's ranks.
 # Writes benchmarks/results/table2-rdma-<UTC date>.md and .png (the chart). Exit: the benchmark's (0 ran, targets
 # met or not: see the report); 2 bad arguments; 124/125 guest failures.
 set -euo pipefail
@@ -30,6 +32,11 @@ if [ "$MODE" != in-place ]; then
 fi
 
 rdma_resolve_mode
+if [ "$MODE" != in-place ]; then
+  # shellcheck source=lib/ucx.sh
+  source "$root/scripts/lib/ucx.sh"
+  table2_install_ucx_if_selected "$@"
+fi
 
 case "$MODE" in
   guest)

@@ -211,7 +211,8 @@ trap 'exit 130' INT TERM
 } > "$RUN/guest.env"
 {
   echo 'export PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin HOME=/root LANG=C.UTF-8'
-  for v in JAVA_HOME MAVEN_OPTS $(compgen -e | grep '^FABRICRPC_' || true); do
+  # UCX_*: the ucx column's settings (UCX reads only its environment).
+  for v in JAVA_HOME MAVEN_OPTS $(compgen -e | grep -E '^(FABRICRPC|UCX)_' || true); do
     [ -n "${!v:-}" ] && printf 'export %s=%q\n' "$v" "${!v}"
   done
   printf 'cd %q || exit 125\n' "$PWD"

@@ -10,6 +10,7 @@ import io.fabricrpc.messaging.Messenger;
 import io.fabricrpc.api.MessengerConfig;
 import io.fabricrpc.messaging.RecordChannel;
 import org.agrona.concurrent.UnsafeBuffer;
+import org.agrona.concurrent.ringbuffer.RingBufferDescriptor;
 
 import java.nio.file.Path;
 import java.util.LinkedHashMap;
@@ -58,6 +59,9 @@ public final class Columns {
         FACTORIES.put(AeronIpcColumn.NAME, ctx -> new AeronIpcColumn(ctx.fabric().rank() == 0, ctx.aeronDirectory(),
                 ctx.aeronTermLength(), ctx.timeoutMillis()));
         FACTORIES.put(LinkWriteColumn.NAME, ctx -> new LinkWriteColumn(ctx.fabric(), ctx.control(), ctx.timeoutMillis()));
+        // Not among the defaults: it needs libucx (scripts/install-ucx.sh), which the README's test command does not.
+        FACTORIES.put(UcxColumn.NAME, ctx -> new UcxColumn(ctx.fabric().rank() == 0, ctx.control(),
+                ctx.rawRing().capacity() - RingBufferDescriptor.TRAILER_LENGTH, ctx.timeoutMillis()));
     }
 
     private Columns() {

@@ -269,8 +269,10 @@ public final class Table2Benchmark implements Callable<Integer> {
         double measuredSeconds = (rounds * seconds + warmup) * sizes.size() * columns.size();
         Duration bound = Duration.ofSeconds((long) (2 * measuredSeconds) + 120 + 2 * timeoutMillis / 1000
                 + rounds * gate / 1000);
-        try (LocalLauncher job = LocalLauncher.builder(Table2Rank.class).processes(2).threadsPerProcess(1)
-                .jvmArgs(jvm.toArray(String[]::new)).args(args.toArray(String[]::new)).forwardOutput(!quiet).start()) {
+        LocalLauncher.Builder builder = LocalLauncher.builder(Table2Rank.class).processes(2).threadsPerProcess(1)
+                .jvmArgs(jvm.toArray(String[]::new)).args(args.toArray(String[]::new)).forwardOutput(!quiet);
+        ucxEnvironment().forEach(builder::env);
+        try (LocalLauncher job = builder.start()) {
             if (external != null) {
                 serveGates(job, new UnsafeBuffer(shared.buffer(), 0, Table2FileDescriptor.CONTROL_LENGTH), external,
                         baselineResults, bound);
@@ -289,6 +291,11 @@ public final class Table2Benchmark implements Callable<Integer> {
             }
             return job.process(0).output();
         }
+    }
+
+    /** What the ranks' UCX needs beyond this JVM's environment (which they inherit); empty without the column. */
+    private Map<String, String> ucxEnvironment() {
+        return columns.contains(UcxColumn.NAME) ? UcxColumn.environment(transport, device, System.getenv()) : Map.of();
     }
 
     /**
@@ -378,6 +385,9 @@ public final class Table2Benchmark implements Callable<Integer> {
             if (!Columns.known().contains(column)) {
                 problems.add("unknown column '" + column + "', known: " + Columns.known());
             }
+        }
+        if (columns.contains(UcxColumn.NAME) && UcxColumn.unavailableReason() != null) {
+            problems.add("column " + UcxColumn.NAME + ": " + UcxColumn.unavailableReason());
         }
         if (columns.stream().distinct().count() != columns.size()) {
             problems.add("--columns names a column twice: " + columns);
@@ -474,9 +484,26 @@ public final class Table2Benchmark implements Callable<Integer> {
                         + " embedded in the receiving rank, ThreadingMode.SHARED, the same back-off when idle, its"
                         + " thread not pinned)", AeronIpcColumn.NAME, aeronTermLength / 1024, AeronIpcColumn.FRAGMENT_LIMIT)
                         : "")
+                        + (columns.contains(UcxColumn.NAME) ? ucxText() : "")
                         + inliningText()
                         + (rankJvmOptions.isEmpty() ? "" : "; rank JVM options " + rankJvmOptions)
                         + (context == null ? "" : "; " + context));
+    }
+
+    private String ucxText() {
+        Map<String, String> env = new java.util.TreeMap<>();
+        System.getenv().forEach((k, v) -> {
+            if (k.startsWith("UCX_")) {
+                env.put(k, v);
+            }
+        });
+        env.putAll(ucxEnvironment());
+        return String.format(Locale.ROOT, "; `%s` carries the same longs as UCX active messages through JUCX"
+                + " (`sendAmNonBlocking` from %d staging slots of %d B, the stream's memory, each reused once its"
+                + " request completed; the sender progresses its worker every %d messages and while it waits for a"
+                + " slot; rank 1's AM handler sums the longs inside `worker.progress()`; worker address through the"
+                + " control block), UCX environment of the ranks: %s", UcxColumn.NAME,
+                ringCapacity / UcxColumn.SLOT_BYTES, UcxColumn.SLOT_BYTES, UcxColumn.PROGRESS_EVERY, env);
     }
 
     /** How the ranks force-inline the fabric's entry points: the directives a join installs, or flags on top. */
@@ -516,9 +543,13 @@ public final class Table2Benchmark implements Callable<Integer> {
                         + " room and keeps what exceeds in a region of at most 16 MiB (`AggregationConfig.overflow()`).%n"
                         + "- `raw`: one ring of %d KiB (+ %d B trailer).%n"
                         + "- `aeron-ipc`: a log of 3 terms of %d KiB (Aeron's IPC window: half a term), plus the"
-                        + " driver's own files.",
+                        + " driver's own files.%s",
                 memoryPerStream / 1024, cMax, chunkSize, messenger / 1024, c, chunkSize / 1024, capacity / 1024,
-                org.agrona.concurrent.ringbuffer.RingBufferDescriptor.TRAILER_LENGTH, aeronTermLength / 1024);
+                org.agrona.concurrent.ringbuffer.RingBufferDescriptor.TRAILER_LENGTH, aeronTermLength / 1024,
+                columns.contains(UcxColumn.NAME) ? String.format(Locale.ROOT, "%n- `ucx`: %d KiB of staging slots at"
+                        + " the sender (a message's slot is reused once UCX completed its send), on top of UCX's own"
+                        + " buffers (under shm a receive FIFO of 256 elements by default, UCX_POSIX_FIFO_SIZE).",
+                        capacity / 1024) : "");
     }
 
     private static String trim(double value) {

@@ -25,6 +25,8 @@ import org.agrona.concurrent.ringbuffer.RingBufferDescriptor;
  *   1024: rank 0's max-raw exchange block      2048: rank 1's max-raw exchange block (EXCHANGE_LENGTH each):
  *        +0 published (8) | +8 endpoint address length (4) | +16 ring region handle (RemoteRegion, 40)
  *        | +56 credit region handle (RemoteRegion, 40) | +128 endpoint address bytes (up to 896)
+ *   3072: the ucx column's block (rank 1 writes it): published (8) | +8 UCP worker address length (4)
+ *        | +16 worker address bytes (up to 1008)
  *   +-------------------------------------------------------------------------------+
  *   CONTROL_LENGTH (4096): raw column's OneToOneRingBuffer: capacity + RingBufferDescriptor.TRAILER_LENGTH
  *   +-------------------------------------------------------------------------------+
@@ -43,7 +45,7 @@ import org.agrona.concurrent.ringbuffer.RingBufferDescriptor;
  *       (and rounds + 1 after the last) and waits, idle, until the launching benchmark release-stores the same
  *       value into the grant after running its baselines.</li>
  *   <li>exchange blocks: each rank writes its endpoint address and region handles, then release-stores
- *       published = 1; the peer acquires published before reading them.</li>
+ *       published = 1; the peer acquires published before reading them. The ucx block works alike, one way.</li>
  * </ul>
  * Each word the two sides write sits on its own cache line.
  */
@@ -70,6 +72,11 @@ public final class Table2FileDescriptor {
     public static final int EXCHANGE_CREDIT_HANDLE = 56;
     public static final int EXCHANGE_ADDRESS = 128;
     public static final int EXCHANGE_ADDRESS_MAX = EXCHANGE_LENGTH - EXCHANGE_ADDRESS;
+    public static final int UCX_EXCHANGE_OFFSET = EXCHANGE_OFFSET + 2 * EXCHANGE_LENGTH;
+    public static final int UCX_PUBLISHED = 0;
+    public static final int UCX_ADDRESS_LENGTH = 8;
+    public static final int UCX_ADDRESS = 16;
+    public static final int UCX_ADDRESS_MAX = 1024 - UCX_ADDRESS;
     /** Bytes before the ring; a page, so the ring starts page-aligned. */
     public static final int CONTROL_LENGTH = 4096;
     public static final int RING_OFFSET = CONTROL_LENGTH;

@@ -39,10 +39,14 @@ public record Table2Report(Report.Machine machine, double loadBefore, double loa
             new Ratio(Columns.WRITE_EAGER, RdmaBaselines.IB_WRITE_BW), new Ratio(Columns.WRITE_REUSED, "raw"),
             new Ratio(Columns.WRITE_REUSED, LinkWriteColumn.NAME),
             new Ratio(Columns.WRITE_REUSED, RdmaBaselines.IB_WRITE_BW), new Ratio("write", AeronIpcColumn.NAME),
-            new Ratio(Columns.WRITE_REUSED, AeronIpcColumn.NAME), new Ratio("trad", AeronIpcColumn.NAME));
+            new Ratio(Columns.WRITE_REUSED, AeronIpcColumn.NAME), new Ratio("trad", AeronIpcColumn.NAME),
+            new Ratio("write", UcxColumn.NAME), new Ratio(Columns.WRITE_REUSED, UcxColumn.NAME),
+            new Ratio("trad", UcxColumn.NAME), new Ratio(UcxColumn.NAME, AeronIpcColumn.NAME),
+            new Ratio(UcxColumn.NAME, LinkWriteColumn.NAME));
 
     /** Columns that move raw messages, not calls: no lambda of their own. */
-    static final List<String> MESSAGE_COLUMNS = List.of("raw", AeronIpcColumn.NAME, LinkWriteColumn.NAME);
+    static final List<String> MESSAGE_COLUMNS = List.of("raw", AeronIpcColumn.NAME, LinkWriteColumn.NAME,
+            UcxColumn.NAME);
 
     /** Pseudo-columns of external baselines: no calls, no allocation or CPU figures of ours. */
     static final List<String> BASELINES = List.of(RdmaBaselines.IB_WRITE_BW, RdmaBaselines.DARPC);

@@ -31,10 +31,6 @@ import java.util.concurrent.Callable;
 public final class CostModelBenchmark implements Callable<Integer> {
     @Option(names = "--inner", description = "Transport under the counts: shm (no windows: RDMA's path) or rdma.")
     String inner = "shm";
-    @Option(names = "--transport", hidden = true, description = "Debugging: the transport itself, uncounted.")
-    String transport = CountingTransport.KIND;
-    @Option(names = "--windows", hidden = true, description = "Debugging: shm with its mapped windows.")
-    boolean windows;
     @Option(names = "--bind-address", description = "rdma: the address of the RDMA interface (rdma.bindAddress).")
     String bindAddress;
     @Option(names = "--rounds", description = "Measured rounds per column and size (default ${DEFAULT-VALUE}).")
@@ -77,10 +73,10 @@ public final class CostModelBenchmark implements Callable<Integer> {
     public Integer call() throws Exception {
         List<String> jvm = new ArrayList<>(LocalLauncher.inheritedJvmFlags());
         jvm.add("-Xmx512m");
-        jvm.add("-D" + Transports.KIND_KEY + "=" + transport);
+        jvm.add("-D" + Transports.KIND_KEY + "=" + CountingTransport.KIND);
         jvm.add("-D" + CountingTransport.INNER_KEY + "=" + inner);
         if (inner.equals("shm")) {
-            jvm.add("-Dshm.directWindows=" + windows); // false: RDMA's staged path
+            jvm.add("-Dshm.directWindows=false"); // RDMA's staged path
         } else if (bindAddress != null) {
             jvm.add("-Drdma.bindAddress=" + bindAddress);
         }

@@ -65,18 +65,8 @@ final class RdmaWrites {
     }
 
     long write(RdmaLocalRegion src, long srcOffset, RemoteRegion dst, long dstOffset, long length) {
-        long ticket;
-        queue.lockQp();
-        try {
-            liveness.checkAlive();
-            ticket = queue.reserve(1);
-            QpEndpoint.aim(writeWr, src.address() + srcOffset, (int) length, src.lkey(), dst.address() + dstOffset,
-                    dst.key());
-            queue.post(writeCall, writeWr, ticket, handshake.loopback(), "RDMA_WRITE");
-        } finally {
-            queue.unlockQp();
-        }
-        return completeIfLoopback(ticket, "RDMA_WRITE");
+        return postOne(writeCall, writeWr, src.address() + srcOffset, (int) length, src.lkey(),
+                dst.address() + dstOffset, dst.key(), "RDMA_WRITE");
     }
 
     long writeLong(RemoteRegion dst, long dstOffset, long value) {
@@ -176,18 +166,24 @@ final class RdmaWrites {
     }
 
     long read(RemoteRegion src, long srcOffset, RdmaLocalRegion dst, long dstOffset, long length) {
+        return postOne(readCall, readWr, dst.address() + dstOffset, (int) length, dst.lkey(),
+                src.address() + srcOffset, src.key(), "RDMA_READ");
+    }
+
+    /** Numbers and posts one WRITE or READ of a prepared call between {@code local} and {@code remote}. */
+    private long postOne(SVCPostSend call, SVCPostSend.SendWRMod wr, long local, int length, int lkey, long remote,
+                         int rkey, String operation) {
         long ticket;
         queue.lockQp();
         try {
             liveness.checkAlive();
             ticket = queue.reserve(1);
-            QpEndpoint.aim(readWr, dst.address() + dstOffset, (int) length, dst.lkey(), src.address() + srcOffset,
-                    src.key());
-            queue.post(readCall, readWr, ticket, handshake.loopback(), "RDMA_READ");
+            QpEndpoint.aim(wr, local, length, lkey, remote, rkey);
+            queue.post(call, wr, ticket, handshake.loopback(), operation);
         } finally {
             queue.unlockQp();
         }
-        return completeIfLoopback(ticket, "RDMA_READ");
+        return completeIfLoopback(ticket, operation);
     }
 
     /** Holding qpLock, after {@code reserve(2)}: two chained WRITEs to one key, numbered up to {@code secondTicket}. */

@@ -1,6 +1,7 @@
 package io.fabricrpc.invocation;
 
 import io.fabricrpc.api.ThreadId;
+import io.fabricrpc.fabric.ControlPlane;
 import io.fabricrpc.mailbox.MailboxChannels;
 import io.fabricrpc.mailbox.MailboxClient;
 import io.fabricrpc.mailbox.MailboxConfig;
@@ -63,6 +64,8 @@ final class MailboxChannelSet implements AutoCloseable {
     private final List<MailboxClient> allClients = new CopyOnWriteArrayList<>();
     /** Per local worker: the servers of every process calling it (appended by the service thread). */
     private final List<Served>[] served;
+    /** Set once by the bootstrap thread after the join (volatile store); null while peers may already open. */
+    private volatile ControlPlane plane;
 
     @SuppressWarnings("unchecked")
     MailboxChannelSet(FabricRuntime runtime, Transport transport, ServiceDispatcher service, int rank, int size,
@@ -86,6 +89,20 @@ final class MailboxChannelSet implements AutoCloseable {
         service.register(OPEN, this::serveOpen);
         service.register(OPENED, (from, type, payload) ->
                 service.complete(payload.get(ValueLayout.JAVA_LONG_UNALIGNED, 0), payload));
+    }
+
+    /**
+     * The joined job's control plane. An OPEN served before this comes from a member of the just-formed job; if that
+     * member fails meanwhile, the listener the bootstrap adds afterwards replays the departure to {@link #peerFailed}.
+     */
+    void joined(ControlPlane joinedPlane) {
+        this.plane = joinedPlane;
+    }
+
+    /** False only once the job declared {@code callerRank} failed; true before the join completes. */
+    private boolean callerAlive(int callerRank) {
+        ControlPlane p = plane; // volatile load
+        return p == null || p.isAlive(callerRank);
     }
 
     MailboxConfig config() {
@@ -186,13 +203,13 @@ final class MailboxChannelSet implements AutoCloseable {
             status = STATUS_NO_WORKER;
         } else if (ports != config.ports() || packet != config.packetSize()) {
             status = STATUS_MISMATCH;
-        } else if (!runtime.controlPlane().isAlive(callerRank)) {
+        } else if (!callerAlive(callerRank)) {
             status = STATUS_FENCED; // the job declared the caller failed: none of its calls run here
         } else {
             regions = MailboxChannels.allocate(transport, config);
             MailboxServer server = MailboxChannels.server(from, regions, RemoteRegion.decode(request, 24), config);
             served[worker].add(new Served(server, callerRank));
-            if (!runtime.controlPlane().isAlive(callerRank)) { // declared failed meanwhile: peerFailed may have missed it
+            if (!callerAlive(callerRank)) { // declared failed meanwhile: peerFailed may have missed it
                 peerFailed(callerRank);
             }
         }

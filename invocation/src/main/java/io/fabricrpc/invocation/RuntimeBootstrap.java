@@ -97,6 +97,8 @@ final class RuntimeBootstrap {
             byte[] fingerprint = ByteBuffer.allocate(8).putLong(registry.fingerprint()).array();
             plane = ControlPlane.startAndJoin(config.job(), Map.of(transport.kind(), transport.address().bytes(),
                     REGISTRY_DESCRIPTOR, fingerprint));
+            // Before the listener below, whose replay then covers any OPEN served while this was still unset.
+            mailboxes.joined(plane);
             EndpointAddress[] addresses = addresses(plane.membership(), transport, registry, fingerprint, size);
             if (counters != null) {
                 counters.register(plane.counters());

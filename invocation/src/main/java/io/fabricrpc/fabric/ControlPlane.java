@@ -15,12 +15,10 @@ import java.util.List;
 import java.util.Map;
 import java.util.TreeMap;
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicBoolean;
-import java.util.concurrent.atomic.AtomicReferenceArray;
 
 /**
  * The job's bootstrap and out-of-band control channel over Netty (TCP).
@@ -55,13 +53,7 @@ public final class ControlPlane implements AutoCloseable {
     private static final Log LOG = Log.of(ControlPlane.class);
     /** Why this process fail-stopped ({@link #failStop}), or null. */
     private volatile String failStopped;
-    private static final long REFUSAL_LOG_PERIOD_NANOS = 10_000_000_000L;
-    // Event loop only: the refusal log's rate limit.
-    private long refusalLogged;
-    private long refusalsLogged;
-    private long refusalsUnlogged;
     private static final long CLOSE_WAIT_MILLIS = 2000;
-    private static final int MAX_KEPT_REFUSALS = 256;
 
     private final JobConfig config;
     final ControlCounters counters;
@@ -69,16 +61,10 @@ public final class ControlPlane implements AutoCloseable {
     private final EventLoopGroup group;
     private final EventLoop loop;
     private final Role role;
-    /** Per rank: null while alive, else why it is gone; written once (CAS), read with volatile semantics. */
-    private final AtomicReferenceArray<PeerFailedException> departures;
-    private final List<ControlPlaneListener> listeners = new CopyOnWriteArrayList<>();
-    /** Serialises event delivery with listener registration so each listener sees each event exactly once. */
-    private final Object listenerLock = new Object();
-    private final List<JoinRefusal> refusals = new CopyOnWriteArrayList<>();
+    private final Departures departures;
     private final AtomicBoolean joinCalled = new AtomicBoolean();
     private final AtomicBoolean closed = new AtomicBoolean();
     private volatile Membership membership;
-    private volatile boolean jobShutdown;
 
     /** What differs between the coordinator and a member; every method runs on the event loop. */
     interface Role {
@@ -99,11 +85,11 @@ public final class ControlPlane implements AutoCloseable {
     }
 
     private ControlPlane(JobConfig config) {
-        warmUpDepartureReporting();
+        Departures.warmUp();
         this.config = config;
         this.counters = new ControlCounters(config.rank());
         this.countersView = counters.asCounters();
-        this.departures = new AtomicReferenceArray<>(config.size());
+        this.departures = new Departures(config.rank(), config.size(), counters);
         this.group = new NioEventLoopGroup(1, new DefaultThreadFactory(THREAD_NAME_PREFIX + "r" + config.rank(), true));
         this.loop = group.next();
         Role r = null;
@@ -115,19 +101,6 @@ public final class ControlPlane implements AutoCloseable {
             }
         }
         this.role = r;
-    }
-
-    /**
-     * Loads, on the caller's thread, what the first departure's report loads (the logging backend, JFR's event
-     * machinery): seconds under emulation, which on the event loop would delay heartbeats and the verdict itself
-     * long enough for members to declare the coordinator failed.
-     */
-    private static void warmUpDepartureReporting() {
-        LOG.warmUp();
-        PeerDepartureEvent event = new PeerDepartureEvent();
-        if (event.shouldCommit()) {
-            event.rank = -1; // never committed: a recording that is on would show it, so leave it
-        }
     }
 
     /**
@@ -252,12 +225,7 @@ public final class ControlPlane implements AutoCloseable {
             if (!group.shutdownGracefully(0, 1, TimeUnit.SECONDS).awaitUninterruptibly(CLOSE_WAIT_MILLIS + 1000)) {
                 LOG.warn("rank {}: control event loop did not terminate in time", config.rank());
             }
-            synchronized (listenerLock) { // every writer of departures holds it
-                for (int r = 0; r < config.size(); r++) {
-                    departures.compareAndSet(r, null, new PeerFailedException(r, "rank " + config.rank()
-                        + " closed its control plane", true));
-                }
-            }
+            departures.closeAll("rank " + config.rank() + " closed its control plane");
         }
     }
 
@@ -303,18 +271,18 @@ public final class ControlPlane implements AutoCloseable {
 
     /** True while {@code rank} has neither failed nor left (as far as this process knows). */
     public boolean isAlive(int rank) {
-        return departures.get(rank) == null; // volatile read
+        return departures.get(rank) == null; // one volatile read
     }
 
     /** Why {@code rank} failed, or null if it is alive or left in an orderly way. */
     public PeerFailedException failure(int rank) {
-        PeerFailedException d = departures.get(rank); // volatile read
+        PeerFailedException d = departures.get(rank); // one volatile read
         return d == null || d.isOrderlyDeparture() ? null : d;
     }
 
     /** Why {@code rank} is gone (failure or orderly departure), or null while it is alive. */
     public PeerFailedException departure(int rank) {
-        return departures.get(rank); // volatile read
+        return departures.get(rank); // one volatile read
     }
 
     /**
@@ -324,7 +292,7 @@ public final class ControlPlane implements AutoCloseable {
      * @throws IndexOutOfBoundsException if {@code rank} is not in {@code [0, size)}
      */
     public void checkAlive(int rank) {
-        PeerFailedException d = departures.get(rank); // volatile read
+        PeerFailedException d = departures.get(rank); // one volatile read
         if (d != null) {
             throw new PeerFailedException(rank, d.reason(), d.isOrderlyDeparture(), d);
         }
@@ -364,32 +332,21 @@ public final class ControlPlane implements AutoCloseable {
 
     /** True once the shutdown barrier was released. */
     public boolean isJobShutdown() {
-        return jobShutdown;
+        return departures.isJobShutdown();
     }
 
     /** Rank 0: the last 256 join attempts refused (remote address, claimed rank, reason); empty on other ranks. */
     public List<JoinRefusal> refusals() {
-        return List.copyOf(refusals);
+        return departures.refusals();
     }
 
     /** Adds a listener; departures (and a shutdown) that already happened are replayed to it first. */
     public void addListener(ControlPlaneListener listener) {
-        synchronized (listenerLock) {
-            listeners.add(listener);
-            for (int r = 0; r < config.size(); r++) {
-                PeerFailedException d = departures.get(r);
-                if (d != null && !closed.get()) {
-                    deliver(listener, r, d);
-                }
-            }
-            if (jobShutdown) {
-                safely(listener::jobShutdown);
-            }
-        }
+        departures.addListener(listener, closed::get);
     }
 
     public void removeListener(ControlPlaneListener listener) {
-        listeners.remove(listener);
+        departures.removeListener(listener);
     }
 
     @Override
@@ -410,84 +367,17 @@ public final class ControlPlane implements AutoCloseable {
 
     /** Records that {@code rank} is gone and tells the listeners; false if it was already gone. */
     boolean depart(int rank, String reason, boolean orderly, Throwable cause) {
-        PeerFailedException d = new PeerFailedException(rank, reason, orderly, cause);
-        synchronized (listenerLock) { // every writer of departures holds it
-            if (departures.get(rank) != null) {
-                return false;
-            }
-            if (orderly) {
-                LOG.debug("rank {}: {}", config.rank(), d.getMessage());
-            } else {
-                counters.peerFailures++; // under listenerLock
-                LOG.warn("rank {}: {}", config.rank(), d.getMessage());
-            }
-            PeerDepartureEvent event = new PeerDepartureEvent();
-            if (event.shouldCommit()) {
-                event.rank = config.rank();
-                event.peer = rank;
-                event.orderly = orderly;
-                event.reason = reason;
-                event.commit();
-            }
-            departures.set(rank, d); // after the event: whoever sees the failure finds it recorded
-            for (ControlPlaneListener l : listeners) {
-                deliver(l, rank, d);
-            }
-        }
-        return true;
+        return departures.depart(rank, reason, orderly, cause);
     }
 
     /** The barrier was released: every rank ends normally (no per-rank events). */
     void jobShutdown() {
-        synchronized (listenerLock) {
-            for (int r = 0; r < config.size(); r++) {
-                departures.compareAndSet(r, null, new PeerFailedException(r, "the job shut down", true));
-            }
-            jobShutdown = true;
-            for (ControlPlaneListener l : listeners) {
-                safely(l::jobShutdown);
-            }
-        }
+        departures.jobShutdown();
     }
 
+    /** On the event loop: a join the coordinator refused. */
     void refused(JoinRefusal refusal) {
-        long now = System.nanoTime();
-        if (now - refusalLogged >= REFUSAL_LOG_PERIOD_NANOS || refusalsLogged == 0) {
-            // One line per period: a flood of bad joins must not fill the disk (hostile input).
-            LOG.warn("coordinator refused join from {} claiming rank {}: {} ({}){}", refusal.remoteAddress(),
-                refusal.claimedRank(), refusal.message(), refusal.reason(), refusalsUnlogged == 0 ? ""
-                    : "; " + refusalsUnlogged + " more refusals since the last line were not logged");
-            refusalLogged = now;
-            refusalsLogged++;
-            refusalsUnlogged = 0;
-        } else {
-            refusalsUnlogged++;
-        }
-        synchronized (listenerLock) {
-            if (refusals.size() >= MAX_KEPT_REFUSALS) {
-                refusals.remove(0); // bounded: a flood of bad joins must not grow memory
-            }
-            refusals.add(refusal);
-            for (ControlPlaneListener l : listeners) {
-                safely(() -> l.joinRefused(refusal));
-            }
-        }
-    }
-
-    private static void deliver(ControlPlaneListener l, int rank, PeerFailedException d) {
-        if (d.isOrderlyDeparture()) {
-            safely(() -> l.peerLeft(rank));
-        } else {
-            safely(() -> l.peerFailed(rank, d));
-        }
-    }
-
-    private static void safely(Runnable r) {
-        try {
-            r.run();
-        } catch (RuntimeException e) {
-            LOG.error("control plane listener threw", e);
-        }
+        departures.refused(refusal);
     }
 
     private void notOnEventLoop(String what) {

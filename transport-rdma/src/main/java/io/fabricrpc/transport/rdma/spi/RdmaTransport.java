@@ -18,26 +18,14 @@ import io.fabricrpc.transport.rdma.nativelib.DisniNativeLibrary;
 
 import java.io.IOException;
 import java.lang.foreign.Arena;
-import java.lang.foreign.FunctionDescriptor;
-import java.lang.foreign.Linker;
-import java.lang.foreign.SymbolLookup;
-import java.lang.foreign.ValueLayout;
-import java.lang.invoke.MethodHandle;
 import java.lang.foreign.MemorySegment;
 import java.net.ConnectException;
-import java.net.Inet4Address;
-import java.net.InetAddress;
 import java.net.InetSocketAddress;
-import java.util.Arrays;
-import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.locks.LockSupport;
-
-import static io.fabricrpc.transport.rdma.spi.RdmaTransportProvider.check;
-import static io.fabricrpc.transport.rdma.spi.RdmaTransportProvider.number;
 
 /**
  * The transport SPI over RDMA verbs through DiSNI: one listening RDMA CM endpoint per transport, one RC queue pair per
@@ -51,12 +39,7 @@ import static io.fabricrpc.transport.rdma.spi.RdmaTransportProvider.number;
  * for; regions of 2 MiB and more are backed by 2 MiB hugepages when the system has free ones
  * ({@link #isHugePageBacked}).
  *
- * <p>Configuration ({@code rdma.*}): {@code bindAddress} (IPv4 of the RDMA interface; default: the first interface
- * that backs an RDMA device), {@code port} (0 = ephemeral), {@code sendQueueDepth} (64), {@code receiveQueueDepth}
- * (32, messages in flight per link and direction), {@code signalInterval} (16, every k-th request is signaled; below
- * the send queue depth), {@code maxMessageSize} (4088; must match between peers), {@code connectTimeoutMillis}
- * (3000), {@code operationTimeoutMillis} (10000: a request not complete by then fails its link),
- * {@code heartbeatMillis} (500: idle links are probed this often; 0 turns the heartbeat off).
+ * <p>Configuration: the {@code rdma.*} settings, parsed and checked by {@code RdmaSettings}.
  *
  * <p>The endpoint id is {@code ipv4 << 32 | port << 16 | (pid ^ n) & 0xffff}: unique among live listeners of a job.
  * Thread-safe; {@link #pollMessages} from one thread at a time.
@@ -65,49 +48,18 @@ public final class RdmaTransport implements Transport {
     public static final String KIND = "rdma";
     private static final AtomicInteger ENDPOINTS_IN_JVM = new AtomicInteger();
 
-    /** Parsed {@code rdma.*} settings. */
-    record Settings(Inet4Address bindAddress, int port, int sqDepth, int recvDepth, int signalInterval,
-                    int maxMessageSize, long connectTimeoutMillis, long operationTimeoutMillis, long heartbeatMillis) {
-        static Settings from(Map<String, String> config) {
-            Inet4Address bind;
-            String configured = config.get("rdma.bindAddress");
-            if (configured == null || configured.isBlank()) {
-                bind = RdmaAddresses.rdmaInterfaceAddress();
-            } else {
-                try {
-                    InetAddress parsed = InetAddress.getByName(configured.trim());
-                    check(parsed instanceof Inet4Address, "rdma.bindAddress must be an IPv4 address, got " + configured);
-                    bind = (Inet4Address) parsed;
-                } catch (IOException e) {
-                    throw new TransportException("rdma.bindAddress '" + configured + "' is not an address: " + e.getMessage());
-                }
-            }
-            int sq = (int) number(config, "rdma.sendQueueDepth", 64, 4, 4096);
-            int signal = (int) number(config, "rdma.signalInterval", Math.min(16, sq - 1), 1, 4096);
-            check(signal < sq, "rdma.signalInterval (" + signal + ") must be below rdma.sendQueueDepth (" + sq + ")");
-            return new Settings(bind, (int) number(config, "rdma.port", 0, 0, 65535), sq,
-                    (int) number(config, "rdma.receiveQueueDepth", 32, 2, 4096), signal,
-                    (int) number(config, "rdma.maxMessageSize", 4088, 64, 1 << 20),
-                    number(config, "rdma.connectTimeoutMillis", 3000, 1, 600_000),
-                    number(config, "rdma.operationTimeoutMillis", 10_000, 1, 3_600_000),
-                    number(config, "rdma.heartbeatMillis", 500, 0, 600_000));
-        }
-    }
-
-    private final Settings settings;
+    private final RdmaSettings settings;
     private final RdmaPassiveEndpointGroup<QpEndpoint> group;
     private final RdmaServerEndpoint<QpEndpoint> listener;
     private final IbvPd pd;
     private final int port;
     private final long endpointId;
     private final EndpointAddress address;
+    private final HugePages hugePages;
     private final AtomicLong regionIds = new AtomicLong();
-    private final ConcurrentHashMap<Long, RdmaLink> links = new ConcurrentHashMap<>();
+    private final RdmaLinkTable links = new RdmaLinkTable();
     private final Set<RdmaLocalRegion> regions = ConcurrentHashMap.newKeySet();
     private final Object connectLock = new Object();
-    private final Object linksLock = new Object(); // never held while waiting: DiSNI's CM thread takes it
-    private volatile RdmaLink[] allLinks = new RdmaLink[0];
-    private final java.util.List<RdmaLink> retired = new java.util.ArrayList<>(); // guarded by linksLock
     private final Thread acceptor;
     private final Thread heartbeat;
     private volatile boolean closed;
@@ -125,7 +77,7 @@ public final class RdmaTransport implements Transport {
         group.getConnParam().setRnr_retry_count(CONNECTION_RETRIES);
     }
 
-    RdmaTransport(Settings settings) {
+    RdmaTransport(RdmaSettings settings) {
         this.settings = settings;
         DisniNativeLibrary.load();
         InetSocketAddress bound;
@@ -138,7 +90,7 @@ public final class RdmaTransport implements Transport {
             group.init((id, serverSide) -> {
                 QpEndpoint endpoint = new QpEndpoint(group, id, serverSide);
                 if (serverSide) {
-                    track(new RdmaLink(this, endpoint, 0)); // peer id from its handshake
+                    links.track(new RdmaLink(this, endpoint, 0)); // peer id from its handshake
                 }
                 return endpoint;
             });
@@ -158,6 +110,7 @@ public final class RdmaTransport implements Transport {
         this.endpointId = (Integer.toUnsignedLong(RdmaAddresses.ipv4(settings.bindAddress())) << 32)
                 | ((long) port << 16) | salt;
         this.address = RdmaAddresses.encode(settings.bindAddress(), port, endpointId);
+        this.hugePages = new HugePages(endpointId);
         this.acceptor = Thread.ofPlatform().daemon().name("fabricrpc-rdma-accept-" + Long.toHexString(endpointId))
                 .start(this::acceptLoop);
         this.heartbeat = settings.heartbeatMillis() == 0 ? null
@@ -173,7 +126,7 @@ public final class RdmaTransport implements Transport {
                 return;
             }
             long now = System.nanoTime();
-            for (RdmaLink link : allLinks) {
+            for (RdmaLink link : links.all()) {
                 link.heartbeat(now);
             }
         }
@@ -210,7 +163,7 @@ public final class RdmaTransport implements Transport {
                 | (access.allowsRead() ? IbvMr.IBV_ACCESS_REMOTE_READ : 0);
         Arena arena = Arena.ofShared();
         try {
-            MemorySegment segment = bytes >= HUGE_PAGE_BYTES ? mapHugePages(bytes, arena) : null;
+            MemorySegment segment = bytes >= HugePages.PAGE_BYTES ? hugePages.map(bytes, arena) : null;
             if (segment == null) {
                 segment = arena.allocate(bytes, 4096); // zeroed
             }
@@ -226,89 +179,12 @@ public final class RdmaTransport implements Transport {
         }
     }
 
-    // ---------------------------------------------------------------------------------------------- hugepages
-    // Regions of 2 MiB and more are mapped from the kernel's pool of 2 MiB hugepages when it has free ones: one
-    // registration then covers a few large pages instead of many 4 KiB ones (fewer translation entries in the NIC,
-    // Seriema 4.2). Without free hugepages (vm.nr_hugepages = 0, or all in use) they are plain page-aligned memory.
-
-    static final long HUGE_PAGE_BYTES = 2L << 20;
-    private static final int PROT_READ_WRITE = 0x1 | 0x2;
-    private static final int MAP_PRIVATE_ANONYMOUS = 0x02 | 0x20;
-    private static final int MAP_HUGETLB = 0x40000;
-    private static final int MAP_HUGE_2MB = 21 << 26; // log2(page size) << MAP_HUGE_SHIFT
-    private static final MethodHandle MMAP;
-    private static final MethodHandle MUNMAP;
-
-    static {
-        Linker linker = Linker.nativeLinker();
-        SymbolLookup libc = linker.defaultLookup();
-        MMAP = linker.downcallHandle(libc.find("mmap").orElseThrow(), FunctionDescriptor.of(ValueLayout.ADDRESS,
-                ValueLayout.ADDRESS, ValueLayout.JAVA_LONG, ValueLayout.JAVA_INT, ValueLayout.JAVA_INT,
-                ValueLayout.JAVA_INT, ValueLayout.JAVA_LONG));
-        MUNMAP = linker.downcallHandle(libc.find("munmap").orElseThrow(), FunctionDescriptor.of(ValueLayout.JAVA_INT,
-                ValueLayout.ADDRESS, ValueLayout.JAVA_LONG));
-    }
-
-    /** Start addresses of the live regions that are backed by hugepages. */
-    private final Set<Long> hugePageRegions = ConcurrentHashMap.newKeySet();
-    private final AtomicInteger hugePageFallbacks = new AtomicInteger();
-
     /**
      * True if {@code region} (allocated by this transport) is backed by 2 MiB hugepages; false if it is plain
      * page-aligned memory (smaller than 2 MiB, or no free hugepages when it was allocated).
      */
     public boolean isHugePageBacked(LocalRegion region) {
-        return hugePageRegions.contains(region.segment().address());
-    }
-
-    /** Maps {@code bytes} (rounded up to whole hugepages) from the hugepage pool; null if it has too few free pages. */
-    private MemorySegment mapHugePages(long bytes, Arena arena) {
-        long mapped = (bytes + HUGE_PAGE_BYTES - 1) / HUGE_PAGE_BYTES * HUGE_PAGE_BYTES;
-        MemorySegment base;
-        try {
-            base = (MemorySegment) MMAP.invokeExact(MemorySegment.NULL, mapped, PROT_READ_WRITE,
-                    MAP_PRIVATE_ANONYMOUS | MAP_HUGETLB | MAP_HUGE_2MB, -1, 0L);
-        } catch (Throwable e) {
-            throw new TransportException("mmap of " + mapped + " bytes of hugepages failed: " + e, e);
-        }
-        if (base.address() == -1L) { // MAP_FAILED: the pool cannot reserve that many pages now (ENOMEM)
-            if (hugePageFallbacks.getAndIncrement() == 0) {
-                System.getLogger("fabricrpc.rdma").log(System.Logger.Level.INFO, "rdma endpoint "
-                        + Long.toHexString(endpointId) + ": no " + mapped / HUGE_PAGE_BYTES + " free 2 MiB hugepages ("
-                        + hugePagesFree() + "); regions of 2 MiB and more use plain pages (raise vm.nr_hugepages)");
-            }
-            return null;
-        }
-        long address = base.address();
-        hugePageRegions.add(address);
-        System.getLogger("fabricrpc.rdma").log(System.Logger.Level.DEBUG, "rdma endpoint "
-                + Long.toHexString(endpointId) + ": " + bytes + "-byte region backed by 2 MiB hugepages");
-        // Unmapped when the region's arena closes (after deregistration).
-        return base.reinterpret(mapped, arena, segment -> {
-            hugePageRegions.remove(address);
-            try {
-                int result = (int) MUNMAP.invokeExact(segment, mapped);
-                if (result != 0) {
-                    System.getLogger("fabricrpc.rdma").log(System.Logger.Level.WARNING, "munmap of " + mapped
-                            + " bytes of hugepages at 0x" + Long.toHexString(address) + " failed");
-                }
-            } catch (Throwable e) {
-                throw new TransportException("munmap of hugepages failed: " + e, e);
-            }
-        }).asSlice(0, bytes);
-    }
-
-    private static String hugePagesFree() {
-        try {
-            for (String line : java.nio.file.Files.readAllLines(java.nio.file.Path.of("/proc/meminfo"))) {
-                if (line.startsWith("HugePages_Free:")) {
-                    return "HugePages_Free " + line.substring("HugePages_Free:".length()).trim();
-                }
-            }
-        } catch (IOException e) {
-            // only for the message
-        }
-        return "HugePages_Free unknown";
+        return hugePages.backs(region.segment().address());
     }
 
     /**
@@ -405,20 +281,20 @@ public final class RdmaTransport implements Transport {
         } catch (IOException e) {
             throw new TransportException("cannot create an RDMA endpoint to connect to " + name + ": " + e.getMessage(), e);
         }
-        track(link);
+        links.track(link);
         try {
             link.endpoint.connect(new InetSocketAddress(target.ip(), target.port()),
                     (int) settings.connectTimeoutMillis());
             link.sendHello();
             link.awaitHello(settings.connectTimeoutMillis());
         } catch (ConnectException e) {
-            discard(link, "connect failed");
+            links.discard(link, "connect failed");
             throw new PeerFailedException(name, "absent or closed: " + e.getMessage());
         } catch (PeerFailedException e) {
-            discard(link, "handshake failed");
+            links.discard(link, "handshake failed");
             throw new PeerFailedException(name, "handshake failed: " + e.getMessage());
         } catch (Exception e) {
-            discard(link, "connect failed");
+            links.discard(link, "connect failed");
             throw new TransportException("RDMA connect to " + name + " failed: " + e, e);
         }
         RdmaLink prior = links.putIfAbsent(target.endpointId(), link);
@@ -429,7 +305,7 @@ public final class RdmaTransport implements Transport {
     public int pollMessages(MessageHandler handler, int limit) {
         checkOpen("pollMessages");
         int count = 0;
-        for (RdmaLink link : allLinks) {
+        for (RdmaLink link : links.all()) {
             if (count >= limit) {
                 break;
             }
@@ -466,24 +342,8 @@ public final class RdmaTransport implements Transport {
                     links.putIfAbsent(link.peerId(), link); // the reverse link for the connecting peer
                 }
             } catch (RuntimeException e) {
-                discard(link, "handshake with an accepted peer failed: " + e.getMessage());
+                links.discard(link, "handshake with an accepted peer failed: " + e.getMessage());
             }
-        }
-    }
-
-    private void track(RdmaLink link) {
-        synchronized (linksLock) {
-            RdmaLink[] grown = Arrays.copyOf(allLinks, allLinks.length + 1);
-            grown[grown.length - 1] = link;
-            allLinks = grown; // volatile: pollMessages iterates a consistent snapshot
-        }
-    }
-
-    private void discard(RdmaLink link, String reason) {
-        link.close(reason);
-        synchronized (linksLock) {
-            allLinks = Arrays.stream(allLinks).filter(l -> l != link).toArray(RdmaLink[]::new);
-            retired.add(link); // its memory is released with the transport's
         }
     }
 
@@ -538,13 +398,13 @@ public final class RdmaTransport implements Transport {
             Thread.currentThread().interrupt();
         }
         String reason = "this endpoint (" + Long.toHexString(endpointId) + ") is closed";
-        for (RdmaLink link : allLinks) {
+        for (RdmaLink link : links.all()) {
             link.fail(reason); // every waiter ends before the resources go
         }
-        for (RdmaLink link : allLinks) {
+        for (RdmaLink link : links.all()) {
             link.close(reason);
         }
-        links.clear();
+        links.clearCanonical();
         for (RdmaLocalRegion region : regions.toArray(RdmaLocalRegion[]::new)) {
             region.close();
         }
@@ -559,13 +419,7 @@ public final class RdmaTransport implements Transport {
             return; // the group may still run: keep the link memory
         }
         // No QP, CM id or CM thread is left: nothing can reach the link memory any more.
-        synchronized (linksLock) {
-            for (RdmaLink link : allLinks) {
-                link.releaseMemory();
-            }
-            retired.forEach(RdmaLink::releaseMemory);
-            retired.clear();
-        }
+        links.releaseMemory();
     }
 
     @Override

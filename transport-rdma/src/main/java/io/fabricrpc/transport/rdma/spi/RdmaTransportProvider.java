@@ -15,7 +15,7 @@ public final class RdmaTransportProvider implements TransportProvider {
 
     @Override
     public Transport open(Map<String, String> config) {
-        return new RdmaTransport(RdmaTransport.Settings.from(config));
+        return new RdmaTransport(RdmaSettings.from(config));
     }
 
     static long number(Map<String, String> config, String key, long defaultValue, long min, long max) {

@@ -20,7 +20,7 @@ class RdmaSettingsTest {
 
     @Test
     void defaultsAreConsistent() {
-        RdmaTransport.Settings s = RdmaTransport.Settings.from(Map.of("rdma.bindAddress", LOCAL));
+        RdmaSettings s = RdmaSettings.from(Map.of("rdma.bindAddress", LOCAL));
         assertEquals(0, s.port());
         assertTrue(s.signalInterval() < s.sqDepth(), s.toString());
         assertEquals(4088, s.maxMessageSize());
@@ -28,20 +28,20 @@ class RdmaSettingsTest {
 
     @Test
     void aSignalIntervalNotBelowTheQueueDepthIsRejectedNamingBoth() {
-        TransportException e = assertThrows(TransportException.class, () -> RdmaTransport.Settings.from(Map.of(
+        TransportException e = assertThrows(TransportException.class, () -> RdmaSettings.from(Map.of(
                 "rdma.bindAddress", LOCAL, "rdma.sendQueueDepth", "16", "rdma.signalInterval", "16")));
         assertTrue(e.getMessage().contains("rdma.signalInterval") && e.getMessage().contains("16"), e.getMessage());
     }
 
     @Test
     void malformedValuesNameTheKey() {
-        TransportException notANumber = assertThrows(TransportException.class, () -> RdmaTransport.Settings.from(
+        TransportException notANumber = assertThrows(TransportException.class, () -> RdmaSettings.from(
                 Map.of("rdma.bindAddress", LOCAL, "rdma.receiveQueueDepth", "many")));
         assertTrue(notANumber.getMessage().contains("rdma.receiveQueueDepth"), notANumber.getMessage());
-        TransportException outOfRange = assertThrows(TransportException.class, () -> RdmaTransport.Settings.from(
+        TransportException outOfRange = assertThrows(TransportException.class, () -> RdmaSettings.from(
                 Map.of("rdma.bindAddress", LOCAL, "rdma.port", "70000")));
         assertTrue(outOfRange.getMessage().contains("rdma.port"), outOfRange.getMessage());
-        TransportException v6 = assertThrows(TransportException.class, () -> RdmaTransport.Settings.from(
+        TransportException v6 = assertThrows(TransportException.class, () -> RdmaSettings.from(
                 Map.of("rdma.bindAddress", "::1")));
         assertTrue(v6.getMessage().contains("IPv4"), v6.getMessage());
     }

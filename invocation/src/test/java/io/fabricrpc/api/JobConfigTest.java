@@ -107,11 +107,11 @@ class JobConfigTest {
 
     @Test
     void slurmHostLists() {
-        assertEquals("node03", JobConfig.firstSlurmHost("node[03-05,9],gpu1"));
-        assertEquals("a", JobConfig.firstSlurmHost("a,b[1-2]"));
-        assertEquals("rack1-n01", JobConfig.firstSlurmHost("rack[1-2]-n[01-04]"));
-        assertEquals("single", JobConfig.firstSlurmHost("single"));
-        assertThrows(IllegalArgumentException.class, () -> JobConfig.firstSlurmHost("bad[1-2"));
+        assertEquals("node03", LaunchEnvironment.firstSlurmHost("node[03-05,9],gpu1"));
+        assertEquals("a", LaunchEnvironment.firstSlurmHost("a,b[1-2]"));
+        assertEquals("rack1-n01", LaunchEnvironment.firstSlurmHost("rack[1-2]-n[01-04]"));
+        assertEquals("single", LaunchEnvironment.firstSlurmHost("single"));
+        assertThrows(IllegalArgumentException.class, () -> LaunchEnvironment.firstSlurmHost("bad[1-2"));
     }
 
     @Test

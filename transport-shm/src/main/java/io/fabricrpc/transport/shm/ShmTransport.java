@@ -61,8 +61,6 @@ public final class ShmTransport implements Transport {
     private volatile boolean closed;
     /** Why this endpoint's own file can no longer be used (cut short under it); set once, by CAS. */
     private volatile String ownFault;
-    /** How often the liveness thread checks that no mapped file was cut short (a stat per mapped file). */
-    private static final long FILE_CHECK_MILLIS = 250;
     /** Told once when {@link #ownFault} is set; set before the endpoint is shared. */
     private volatile java.util.function.Consumer<String> faultListener = reason -> { };
     private static final java.lang.invoke.VarHandle OWN_FAULT;
@@ -112,7 +110,7 @@ public final class ShmTransport implements Transport {
                 endpointId, 0, ringCapacity, RemoteAccess.WRITE.ordinal());
         this.address = encodeAddress(directory.path(), endpointId);
         this.liveness = Thread.ofPlatform().daemon().name("fabricrpc-shm-liveness-" + Long.toHexString(endpointId))
-                .start(this::monitorLiveness);
+                .start(new ShmLiveness(this, endpointFile, heartbeatMillis, peerTimeoutMillis));
     }
 
     @Override
@@ -288,8 +286,9 @@ public final class ShmTransport implements Transport {
 
     /**
      * A thread touching shared memory caught {@code fault} (a file cut short under its mapping turns into
-     * InternalError), or null from the periodic check: finds the files cut short and fails what they carry, this endpoint's own file failing every
-     * link. True if it found one (each reported once), false if the fault is not explained by a short file.
+     * InternalError), or null from the periodic check: finds the files cut short and fails what they carry, this
+     * endpoint's own file failing every link. True if it found one (each reported once), false if the fault is not
+     * explained by a short file.
      */
     boolean faulted(Throwable fault) {
         Path own = directory.endpointFile(endpointId);
@@ -331,6 +330,11 @@ public final class ShmTransport implements Transport {
         return directory;
     }
 
+    /** The links made so far, for the liveness thread's checks (a weakly consistent view). */
+    Iterable<ShmLink> links() {
+        return links.values();
+    }
+
     boolean isClosed() {
         return closed;
     }
@@ -338,45 +342,6 @@ public final class ShmTransport implements Transport {
     private void checkOpen(String operation) {
         if (closed) {
             throw new TransportException(operation + " on closed shm endpoint " + Long.toHexString(endpointId));
-        }
-    }
-
-    private void monitorLiveness() {
-        long lastReport = 0;
-        long nextFileCheck = 0;
-        while (!closed) {
-            long now = System.currentTimeMillis();
-            // Everything, the sleep included, inside the try: HotSpot raises a fault in compiled code at a later
-            // safepoint poll, which may be the sleep's, and the loop must survive it wherever it surfaces.
-            try {
-                if (ownFault == null) {
-                    SegmentHeaderDescriptor.beat(endpointFile, now);
-                }
-                for (ShmLink link : links.values()) {
-                    link.checkPeer(now, peerTimeoutMillis);
-                }
-                if (now >= nextFileCheck) { // a file cut short fails its link even if no store into it was caught
-                    nextFileCheck = now + FILE_CHECK_MILLIS;
-                    faulted(null);
-                }
-                Thread.sleep(heartbeatMillis);
-            } catch (InterruptedException e) {
-                return;
-            } catch (Throwable e) {
-                // A fault here (a truncated endpoint file turns into InternalError) must not end the heartbeat and
-                // peer checks silently: the file cut short fails its link (or every link), and the loop goes on.
-                boolean attributed;
-                try {
-                    attributed = faulted(e);
-                } catch (Throwable again) {
-                    attributed = false;
-                }
-                if (!attributed && now - lastReport >= 10_000) { // reported, at most once every 10 s
-                    lastReport = now;
-                    System.getLogger("fabricrpc.shm").log(System.Logger.Level.ERROR, "shm liveness of endpoint "
-                            + Long.toHexString(endpointId) + " failed: " + e, e);
-                }
-            }
         }
     }
 

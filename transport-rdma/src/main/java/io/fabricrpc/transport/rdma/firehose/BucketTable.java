@@ -4,7 +4,7 @@ import java.lang.invoke.MethodHandles;
 import java.lang.invoke.VarHandle;
 
 /**
- * The firehose cache's bucket table: bucket index (a primitive {@code long}, never boxed) to {@link FirehoseCache.Bucket}.
+ * The firehose cache's bucket table: bucket index (a primitive {@code long}, never boxed) to {@link Bucket}.
  * Open addressing with linear probing over an array of bucket references; a removed entry leaves a tombstone, so a
  * probe sequence is never cut short under a concurrent reader; the table is rebuilt (live entries only) when
  * entries plus tombstones pass half the capacity.
@@ -16,43 +16,43 @@ import java.lang.invoke.VarHandle;
  * holds a whole bucket whose {@code index} is final.
  */
 final class BucketTable<R> {
-    private static final VarHandle SLOT = MethodHandles.arrayElementVarHandle(FirehoseCache.Bucket[].class);
-    private static final FirehoseCache.Bucket<?> TOMBSTONE = new FirehoseCache.Bucket<>(-1, 0, -1);
+    private static final VarHandle SLOT = MethodHandles.arrayElementVarHandle(Bucket[].class);
+    private static final Bucket<?> TOMBSTONE = new Bucket<>(-1, 0, -1);
 
     /** Replaced whole on a rebuild; the volatile read and write publish the copied slots with it. */
-    private volatile FirehoseCache.Bucket<?>[] slots = new FirehoseCache.Bucket<?>[64];
+    private volatile Bucket<?>[] slots = new Bucket<?>[64];
     private int live; // guarded by the cache's lock, as are the next two
     private int tombstones;
 
     /** The bucket with this index, or null; lock-free. */
     @SuppressWarnings("unchecked")
-    FirehoseCache.Bucket<R> get(long index) {
-        FirehoseCache.Bucket<?>[] table = slots;
+    Bucket<R> get(long index) {
+        Bucket<?>[] table = slots;
         int mask = table.length - 1;
         for (int i = home(index, mask), probes = 0; probes <= mask; i = (i + 1) & mask, probes++) {
             // Acquire: a bucket found here was fully built before the writer's release store.
-            FirehoseCache.Bucket<?> b = (FirehoseCache.Bucket<?>) SLOT.getAcquire(table, i);
+            Bucket<?> b = (Bucket<?>) SLOT.getAcquire(table, i);
             if (b == null) {
                 return null;
             }
             if (b != TOMBSTONE && b.index == index) {
-                return (FirehoseCache.Bucket<R>) b;
+                return (Bucket<R>) b;
             }
         }
         return null;
     }
 
     /** Under the cache's lock: maps the bucket's index to it (replacing any bucket of that index). */
-    void put(FirehoseCache.Bucket<R> bucket) {
+    void put(Bucket<R> bucket) {
         if ((live + tombstones + 1) * 2 > slots.length) {
             rebuild();
         }
-        FirehoseCache.Bucket<?>[] table = slots;
+        Bucket<?>[] table = slots;
         int mask = table.length - 1;
         int slot = -1;
         boolean replacing = false;
         for (int i = home(bucket.index, mask); ; i = (i + 1) & mask) { // ends: the table is at most half full
-            FirehoseCache.Bucket<?> b = table[i];
+            Bucket<?> b = table[i];
             if (b == null) {
                 slot = slot < 0 ? i : slot;
                 break;
@@ -76,11 +76,11 @@ final class BucketTable<R> {
     }
 
     /** Under the cache's lock: removes the mapping if it is this very bucket. */
-    void remove(FirehoseCache.Bucket<R> bucket) {
-        FirehoseCache.Bucket<?>[] table = slots;
+    void remove(Bucket<R> bucket) {
+        Bucket<?>[] table = slots;
         int mask = table.length - 1;
         for (int i = home(bucket.index, mask); ; i = (i + 1) & mask) {
-            FirehoseCache.Bucket<?> b = table[i];
+            Bucket<?> b = table[i];
             if (b == null) {
                 return;
             }
@@ -100,14 +100,14 @@ final class BucketTable<R> {
     }
 
     private void rebuild() {
-        FirehoseCache.Bucket<?>[] old = slots;
+        Bucket<?>[] old = slots;
         int capacity = old.length;
         while ((live + 1) * 4 > capacity) { // at most a quarter full after the rebuild
             capacity <<= 1;
         }
-        FirehoseCache.Bucket<?>[] table = new FirehoseCache.Bucket<?>[capacity];
+        Bucket<?>[] table = new Bucket<?>[capacity];
         int mask = capacity - 1;
-        for (FirehoseCache.Bucket<?> b : old) {
+        for (Bucket<?> b : old) {
             if (b != null && b != TOMBSTONE) {
                 int i = home(b.index, mask);
                 while (table[i] != null) {

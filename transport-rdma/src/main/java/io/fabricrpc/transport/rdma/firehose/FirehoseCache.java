@@ -1,12 +1,8 @@
 package io.fabricrpc.transport.rdma.firehose;
 
 import java.lang.foreign.MemorySegment;
-import java.util.ArrayDeque;
-import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.atomic.LongAdder;
-import java.util.concurrent.locks.Condition;
 import java.util.concurrent.locks.ReentrantLock;
 
 /**
@@ -47,6 +43,10 @@ import java.util.concurrent.locks.ReentrantLock;
  * buckets): the table is keyed by primitive bucket index ({@link BucketTable}) and the statistics are adders. A miss
  * takes the table lock twice and makes the registration calls.
  *
+ * <p>This class holds the API and the lock-free hit path; the parts behind it are the bucket table, the
+ * {@link Room} (byte accounting, admission queue), {@link MissPath}, {@link Victims} (release, eviction) and
+ * {@link CacheCounters}.
+ *
  * @param <R> the registration type of the {@link Registrar}
  */
 public final class FirehoseCache<R> implements AutoCloseable {
@@ -82,63 +82,25 @@ public final class FirehoseCache<R> implements AutoCloseable {
         }
     }
 
-    static final int REGISTERING = 0;
-    static final int READY = 1;
-    static final int FAILED = 2;
-
-    /** One aligned bucket. {@code refs} and {@code state} are shared; the FIFO links are guarded by the table lock. */
-    static final class Bucket<R> {
-        final long index;
-        final long address;
-        final java.util.concurrent.atomic.AtomicInteger refs;
-        volatile int state = REGISTERING;
-        R registration; // written before the volatile store of READY, read after a volatile load of READY
-        RuntimeException failure; // likewise before FAILED
-        Bucket<R> older; // victim FIFO links, guarded by the table lock
-        Bucket<R> newer;
-
-        Bucket(long index, long address, int refs) {
-            this.index = index;
-            this.address = address;
-            this.refs = new java.util.concurrent.atomic.AtomicInteger(refs);
-        }
-    }
-
-    private static final class Waiter {
-        final Condition wakeup;
-        boolean signalled = true; // a fresh waiter retries once before sleeping (room may have come meanwhile)
-
-        Waiter(Condition wakeup) {
-            this.wakeup = wakeup;
-        }
-    }
-
     private final Config config;
-    private final Registrar<R> registrar;
     private final int shift;
     private final long bucketSize;
-    private final long bound;
     private final BucketTable<R> table = new BucketTable<>();
+    /** The table lock: guards the state of {@link Room}, {@link Victims} and {@link MissPath}, and table writes. */
     private final ReentrantLock lock = new ReentrantLock();
-    private final Condition settled = lock.newCondition(); // a REGISTERING bucket became READY or FAILED
-    private final ArrayDeque<Waiter> waiters = new ArrayDeque<>(); // guarded by lock
-    private Bucket<R> oldestVictim; // guarded by lock
-    private Bucket<R> newestVictim; // guarded by lock
-    private long victimBytes; // guarded by lock
-    private volatile long accountedBytes; // written under lock; volatile so stats readers see a recent value
-    private boolean closed; // guarded by lock
-    private List<Bucket<R>> evictedForCommit; // guarded by lock: hands commitLocked's evictions to its caller
-    private final LongAdder hits = new LongAdder(); // adders: pinning threads must not contend on a statistic
-    private final LongAdder victimHits = new LongAdder(); // adders: pinning threads must not contend on a statistic
-    private final LongAdder misses = new LongAdder(); // adders: pinning threads must not contend on a statistic
-    private final LongAdder evictions = new LongAdder(); // adders: pinning threads must not contend on a statistic
+    private final CacheCounters counters = new CacheCounters();
+    private final Room room;
+    private final Victims<R> victims;
+    private final MissPath<R> miss;
 
     public FirehoseCache(Config config, Registrar<R> registrar) {
         this.config = config;
-        this.registrar = registrar;
         this.bucketSize = config.bucketSize();
         this.shift = Integer.numberOfTrailingZeros(config.bucketSize());
-        this.bound = config.boundBytes();
+        this.room = new Room(lock, config.boundBytes());
+        this.victims = new Victims<>(lock, table, registrar, room, counters, bucketSize, config.maxVictimBytes());
+        this.miss = new MissPath<>(lock, table, registrar, room, victims, counters, config.bucketSize(),
+                config.pinTimeoutNanos());
     }
 
     public Config config() {
@@ -172,25 +134,20 @@ public final class FirehoseCache<R> implements AutoCloseable {
         if (handle != null) {
             return handle;
         }
-        Waiter me = new Waiter(lock.newCondition());
-        lock.lock();
-        try {
-            waiters.addLast(me);
-        } finally {
-            lock.unlock();
-        }
+        Room.Waiter me = room.enqueue();
         try {
             while (true) {
                 lock.lock();
                 try {
-                    while (waiters.peekFirst() != me || !me.signalled) {
+                    while (!room.isHeadLocked(me) || !me.signalled) {
                         long remaining = deadline - System.nanoTime();
                         if (remaining <= 0) {
                             throw new FirehoseException("no room to pin " + segment.byteSize() + " bytes at 0x"
                                     + Long.toHexString(segment.address()) + " within "
                                     + TimeUnit.NANOSECONDS.toMillis(config.pinTimeoutNanos()) + " ms: "
-                                    + accountedBytes + " of " + bound + " bytes registered, " + victimBytes
-                                    + " of them victims, " + (waiters.size() - 1) + " other waiters");
+                                    + room.accountedBytes() + " of " + room.bound() + " bytes registered, "
+                                    + victims.bytesLocked() + " of them victims, " + (room.waitingLocked() - 1)
+                                    + " other waiters");
                         }
                         me.wakeup.awaitNanos(remaining);
                     }
@@ -207,13 +164,7 @@ public final class FirehoseCache<R> implements AutoCloseable {
             Thread.currentThread().interrupt();
             throw new FirehoseException("interrupted while waiting to pin " + segment.byteSize() + " bytes");
         } finally {
-            lock.lock();
-            try {
-                waiters.remove(me);
-                signalHead(); // the next waiter may fit in what is left
-            } finally {
-                lock.unlock();
-            }
+            room.leave(me);
         }
     }
 
@@ -230,21 +181,21 @@ public final class FirehoseCache<R> implements AutoCloseable {
         }
         List<Bucket<R>> dying = null;
         for (int i = 0, n = handle.bucketCount(); i < n; i++) {
-            dying = unref(handle.bucket(i), dying);
+            dying = victims.unref(handle.bucket(i), dying);
         }
-        deregisterAll(dying);
+        victims.deregisterAll(dying);
     }
 
     /** Bytes registered or being registered or deregistered by this cache now (at most the bound). */
     public long registeredBytes() {
-        return accountedBytes;
+        return room.accountedBytes();
     }
 
     /** Bytes of victim buckets (registered, unreferenced). */
     public long victimBytes() {
         lock.lock();
         try {
-            return victimBytes;
+            return victims.bytesLocked();
         } finally {
             lock.unlock();
         }
@@ -254,11 +205,7 @@ public final class FirehoseCache<R> implements AutoCloseable {
     public long[] victimAddresses() {
         lock.lock();
         try {
-            ArrayList<Long> out = new ArrayList<>();
-            for (Bucket<R> b = oldestVictim; b != null; b = b.newer) {
-                out.add(b.address);
-            }
-            return out.stream().mapToLong(Long::longValue).toArray();
+            return victims.addressesLocked();
         } finally {
             lock.unlock();
         }
@@ -268,7 +215,7 @@ public final class FirehoseCache<R> implements AutoCloseable {
     public int waitingPinners() {
         lock.lock();
         try {
-            return waiters.size();
+            return room.waitingLocked();
         } finally {
             lock.unlock();
         }
@@ -276,22 +223,22 @@ public final class FirehoseCache<R> implements AutoCloseable {
 
     /** Buckets found registered (in use or victim) by a pin. */
     public long hits() {
-        return hits.sum();
+        return counters.hits.sum();
     }
 
     /** Of {@link #hits()}, the ones that took a bucket off the victim FIFO. */
     public long victimHits() {
-        return victimHits.sum();
+        return counters.victimHits.sum();
     }
 
     /** Buckets a pin had to register. */
     public long misses() {
-        return misses.sum();
+        return counters.misses.sum();
     }
 
     /** Victim buckets deregistered. */
     public long evictions() {
-        return evictions.sum();
+        return counters.evictions.sum();
     }
 
     /** The reference count of the bucket holding {@code address}, or -1 if it is not registered (tests). */
@@ -300,27 +247,25 @@ public final class FirehoseCache<R> implements AutoCloseable {
         return b == null ? -1 : Math.max(-1, b.refs.get());
     }
 
-    // ------------------------------------------------------------------ acquisition
-
     /**
      * One all-or-nothing attempt. {@code me} is null for a caller outside the queue (may take room only if nobody
      * waits) or the caller's queue entry (may take room only at the head).
      */
-    private FirehoseHandle<R> attempt(MemorySegment segment, Waiter me, long deadline) {
+    private FirehoseHandle<R> attempt(MemorySegment segment, Room.Waiter me, long deadline) {
         if (!segment.isNative() || segment.byteSize() <= 0) {
             throw new IllegalArgumentException("firehose pins non-empty native segments only, got " + segment);
         }
         long first = segment.address() >>> shift;
         long last = (segment.address() + segment.byteSize() - 1) >>> shift;
         int count = (int) (last - first + 1);
-        if ((long) count * bucketSize > bound) {
+        if ((long) count * bucketSize > room.bound()) {
             throw new IllegalArgumentException("segment of " + segment.byteSize() + " bytes spans " + count
-                    + " buckets of " + bucketSize + ", more than the bound of " + bound + " bytes");
+                    + " buckets of " + bucketSize + ", more than the bound of " + room.bound() + " bytes");
         }
         if (count == 1) { // the common lock-free hit, without the array
             Bucket<R> b = table.get(first);
-            if (b != null && b.state == READY && refInUse(b)) {
-                hits.increment();
+            if (b != null && b.state == Bucket.READY && b.refInUse()) {
+                counters.hits.increment();
                 return new FirehoseHandle<>(this, segment, b);
             }
         }
@@ -329,391 +274,16 @@ public final class FirehoseCache<R> implements AutoCloseable {
         int have = 0;
         for (int i = 0; i < count; i++) { // lock-free hits on buckets in use
             Bucket<R> b = table.get(first + i);
-            if (b != null && b.state == READY && refInUse(b)) {
+            if (b != null && b.state == Bucket.READY && b.refInUse()) {
                 got[i] = b;
                 have++;
             }
         }
         if (have == count) {
-            hits.add(count);
+            counters.hits.add(count);
             return new FirehoseHandle<>(this, segment, got);
         }
-        List<Bucket<R>> dying = null;
-        List<Bucket<R>> created = null;
-        boolean noRoom = false;
-        boolean wasClosed;
-        lock.lock();
-        try {
-            wasClosed = closed;
-            int missing = 0;
-            long reusedVictimBytes = 0; // victims this pin takes back are not evictable for it
-            for (int i = 0; i < count; i++) {
-                if (got[i] == null) {
-                    Bucket<R> b = table.get(first + i);
-                    if (b == null) {
-                        missing++;
-                    } else if (b.refs.get() == 0) {
-                        reusedVictimBytes += bucketSize;
-                    }
-                }
-            }
-            long need = missing * bucketSize;
-            boolean mayTakeRoom = me == null ? waiters.isEmpty() : waiters.peekFirst() == me;
-            if (wasClosed || need > 0
-                    && (!mayTakeRoom || accountedBytes - (victimBytes - reusedVictimBytes) + need > bound)) {
-                dying = releaseLocked(got); // all or nothing: wait holding no references
-                noRoom = true;
-            } else {
-                created = commitLocked(got, first, need, missing);
-                dying = evictedForCommit;
-                evictedForCommit = null;
-                if (me != null) {
-                    waiters.remove(me);
-                    signalHead(); // the next waiter may fit too
-                }
-            }
-        } finally {
-            lock.unlock();
-        }
-        if (noRoom) {
-            deregisterAll(dying);
-            if (wasClosed) {
-                throw new FirehoseException("pin of " + segment.byteSize() + " bytes on a closed firehose cache");
-            }
-            return null;
-        }
-        try {
-            deregisterEvicted(dying, created);
-            registerAll(created);
-            awaitReady(got, deadline);
-        } catch (RuntimeException e) {
-            releaseQuietly(got);
-            throw e;
-        }
-        return new FirehoseHandle<>(this, segment, got);
-    }
-
-    /**
-     * Under the lock, once the room check passed: takes the remaining buckets (victims come back, buckets being
-     * registered are shared), evicts the oldest victims for the missing ones (left in {@link #evictedForCommit})
-     * and inserts those as REGISTERING. Returns the created buckets.
-     */
-    private List<Bucket<R>> commitLocked(Bucket<R>[] got, long first, long need, int missing) {
-        int hitCount = 0;
-        for (int i = 0; i < got.length; i++) {
-            if (got[i] != null) {
-                hitCount++;
-                continue;
-            }
-            Bucket<R> b = table.get(first + i);
-            if (b != null) {
-                if (b.refs.get() == 0) { // 0 -> 1 only under the lock: a victim comes back
-                    unlinkVictim(b);
-                    b.refs.set(1);
-                    victimHits.increment();
-                } else {
-                    b.refs.incrementAndGet(); // >= 1: in use or REGISTERING; cannot reach 0 without the lock
-                }
-                got[i] = b;
-                hitCount++;
-            }
-        }
-        long evictedBytes = 0;
-        List<Bucket<R>> dying = null;
-        while (accountedBytes - evictedBytes + need > bound) { // room: the oldest victims go first
-            Bucket<R> victim = oldestVictim;
-            unlinkVictim(victim);
-            victim.refs.set(-1); // dead: no pin can take it (counts move 0 -> 1 only under this lock)
-            table.remove(victim);
-            dying = add(dying, victim);
-            evictedBytes += bucketSize;
-        }
-        List<Bucket<R>> created = null;
-        for (int i = 0; i < got.length; i++) {
-            if (got[i] == null) {
-                Bucket<R> b = new Bucket<>(first + i, (first + i) << shift, 1);
-                table.put(b);
-                got[i] = b;
-                created = add(created, b);
-            }
-        }
-        // The evicted bytes become this pin's; they are deregistered before anything is registered.
-        accountedBytes = accountedBytes - evictedBytes + need;
-        hits.add(hitCount);
-        misses.add(missing);
-        evictedForCommit = dying;
-        return created;
-    }
-
-    /** Compare-and-set increment of a count that is already {@code >= 1}; false if it is 0 (victim) or dead. */
-    private static boolean refInUse(Bucket<?> b) {
-        while (true) {
-            int r = b.refs.get();
-            if (r < 1) {
-                return false;
-            }
-            if (b.refs.compareAndSet(r, r + 1)) {
-                return true;
-            }
-        }
-    }
-
-    /** Evicted victims are deregistered before this pin registers: the device never exceeds the accounting. */
-    private void deregisterEvicted(List<Bucket<R>> dying, List<Bucket<R>> created) {
-        if (dying == null) {
-            return;
-        }
-        RuntimeException failure = null;
-        long leaked = 0;
-        for (Bucket<R> b : dying) {
-            try {
-                registrar.deregister(b.registration);
-                evictions.increment();
-            } catch (RuntimeException e) {
-                leaked += bucketSize;
-                failure = failure == null ? e : failure;
-            }
-        }
-        if (failure != null) {
-            // The leaked bytes stay registered: this pin's new buckets give their room back and fail.
-            lock.lock();
-            try {
-                for (Bucket<R> b : created) {
-                    b.failure = failure;
-                    b.state = FAILED; // volatile: publishes failure
-                    table.remove(b);
-                }
-                accountedBytes = accountedBytes - (long) created.size() * bucketSize + leaked;
-                settled.signalAll();
-            } finally {
-                lock.unlock();
-            }
-            throw new FirehoseException("deregistering an evicted firehose bucket failed (" + leaked
-                    + " bytes stay registered): " + failure.getMessage(), failure);
-        }
-    }
-
-    private void registerAll(List<Bucket<R>> created) {
-        if (created == null) {
-            return;
-        }
-        RegistrationMissEvent event = new RegistrationMissEvent(); // a miss: system calls follow, so a slow path
-        event.begin();
-        RuntimeException failure = null;
-        for (Bucket<R> b : created) {
-            if (failure == null) {
-                try {
-                    b.registration = registrar.register(b.address, bucketSize);
-                } catch (RuntimeException e) {
-                    failure = new FirehoseException("registering firehose bucket 0x" + Long.toHexString(b.address)
-                            + " (" + bucketSize + " bytes) failed: " + e.getMessage()
-                            + " (every byte of a touched bucket must be mapped; try a smaller bucket size)", e);
-                }
-            }
-            lock.lock();
-            try {
-                if (failure == null) {
-                    b.state = READY; // volatile: publishes b.registration to lock-free hits
-                } else {
-                    b.failure = failure;
-                    b.state = FAILED; // volatile: publishes b.failure
-                    table.remove(b);
-                    accountedBytes -= bucketSize;
-                    signalHead();
-                }
-                settled.signalAll();
-            } finally {
-                lock.unlock();
-            }
-        }
-        event.end();
-        if (event.shouldCommit()) {
-            event.bytes = created.size() * bucketSize;
-            event.buckets = created.size();
-            event.failed = failure != null;
-            event.commit();
-        }
-        if (failure != null) {
-            throw failure;
-        }
-    }
-
-    /** Waits for buckets another pinner is registering (one registration call each), bounded by the deadline. */
-    private void awaitReady(Bucket<R>[] got, long deadline) {
-        for (Bucket<R> b : got) {
-            if (b.state == READY) {
-                continue;
-            }
-            lock.lock();
-            try {
-                while (b.state == REGISTERING) {
-                    long remaining = deadline - System.nanoTime();
-                    if (remaining <= 0) {
-                        throw new FirehoseException("firehose bucket 0x" + Long.toHexString(b.address)
-                                + " still registering by another thread after "
-                                + TimeUnit.NANOSECONDS.toMillis(config.pinTimeoutNanos()) + " ms");
-                    }
-                    settled.awaitNanos(remaining);
-                }
-            } catch (InterruptedException e) {
-                Thread.currentThread().interrupt();
-                throw new FirehoseException("interrupted while waiting for bucket 0x" + Long.toHexString(b.address));
-            } finally {
-                lock.unlock();
-            }
-            if (b.state == FAILED) {
-                throw new FirehoseException("firehose bucket 0x" + Long.toHexString(b.address)
-                        + " could not be registered: " + b.failure.getMessage(), b.failure);
-            }
-        }
-    }
-
-    // ------------------------------------------------------------------ release
-
-    /** Drops one reference; returns the list of buckets the caller must deregister (victim FIFO overflow). */
-    private List<Bucket<R>> unref(Bucket<R> b, List<Bucket<R>> dying) {
-        while (true) {
-            int r = b.refs.get();
-            if (r > 1) {
-                if (b.refs.compareAndSet(r, r - 1)) {
-                    return dying;
-                }
-                continue;
-            }
-            if (r != 1) {
-                throw new IllegalStateException("firehose bucket 0x" + Long.toHexString(b.address)
-                        + " released with reference count " + r);
-            }
-            lock.lock();
-            try {
-                if (!b.refs.compareAndSet(1, 0)) {
-                    continue; // a lock-free hit came in: retry as r > 1
-                }
-                return becameUnreferenced(b, dying);
-            } finally {
-                lock.unlock();
-            }
-        }
-    }
-
-    /** Under the lock, with the count just set to 0: the bucket joins the victim FIFO, overflow is evicted. */
-    private List<Bucket<R>> becameUnreferenced(Bucket<R> b, List<Bucket<R>> dying) {
-        if (b.state != READY) {
-            return dying; // failed registration: its room was already given back
-        }
-        if (closed) {
-            b.refs.set(-1);
-            table.remove(b);
-            return add(dying, b);
-        }
-        b.older = newestVictim;
-        b.newer = null;
-        if (newestVictim != null) {
-            newestVictim.newer = b;
-        } else {
-            oldestVictim = b;
-        }
-        newestVictim = b;
-        victimBytes += bucketSize;
-        while (victimBytes > config.maxVictimBytes()) {
-            Bucket<R> victim = oldestVictim;
-            unlinkVictim(victim);
-            victim.refs.set(-1);
-            table.remove(victim);
-            dying = add(dying, victim);
-        }
-        signalHead(); // a victim is room for a waiting miss
-        return dying;
-    }
-
-    /** Deregisters dead buckets outside the lock, then gives their bytes back. */
-    private void deregisterAll(List<Bucket<R>> dying) {
-        if (dying == null) {
-            return;
-        }
-        long freed = 0;
-        RuntimeException failure = null;
-        for (Bucket<R> b : dying) {
-            try {
-                registrar.deregister(b.registration);
-                evictions.increment();
-                freed += bucketSize;
-            } catch (RuntimeException e) {
-                failure = failure == null ? e : failure; // those bytes stay accounted: they stay registered
-            }
-        }
-        lock.lock();
-        try {
-            accountedBytes -= freed;
-            signalHead();
-        } finally {
-            lock.unlock();
-        }
-        if (failure != null) {
-            throw new FirehoseException("deregistering a firehose victim failed: " + failure.getMessage(), failure);
-        }
-    }
-
-    /** Under the lock: gives back the references a failed attempt took; returns victims to deregister. */
-    private List<Bucket<R>> releaseLocked(Bucket<R>[] got) {
-        List<Bucket<R>> dying = null;
-        for (int i = 0; i < got.length; i++) {
-            Bucket<R> b = got[i];
-            if (b == null) {
-                continue;
-            }
-            got[i] = null;
-            if (b.refs.decrementAndGet() == 0) { // we hold the lock: 1 -> 0 is ours to complete
-                dying = becameUnreferenced(b, dying);
-            }
-        }
-        return dying;
-    }
-
-    private void releaseQuietly(Bucket<R>[] got) {
-        List<Bucket<R>> dying = null;
-        for (Bucket<R> b : got) {
-            if (b != null) {
-                dying = unref(b, dying);
-            }
-        }
-        try {
-            deregisterAll(dying);
-        } catch (RuntimeException ignored) {
-            // the pin's own failure is what the caller sees; the accounting still holds the leaked bytes
-        }
-    }
-
-    // ------------------------------------------------------------------ helpers (under the lock)
-
-    private void unlinkVictim(Bucket<R> b) {
-        if (b.older != null) {
-            b.older.newer = b.newer;
-        } else {
-            oldestVictim = b.newer;
-        }
-        if (b.newer != null) {
-            b.newer.older = b.older;
-        } else {
-            newestVictim = b.older;
-        }
-        b.older = null;
-        b.newer = null;
-        victimBytes -= bucketSize;
-    }
-
-    private void signalHead() {
-        Waiter head = waiters.peekFirst();
-        if (head != null) {
-            head.signalled = true;
-            head.wakeup.signal();
-        }
-    }
-
-    private static <T> List<T> add(List<T> list, T item) {
-        List<T> out = list == null ? new ArrayList<>(2) : list;
-        out.add(item);
-        return out;
+        return miss.take(segment, got, first, me, deadline) ? new FirehoseHandle<>(this, segment, got) : null;
     }
 
     /**
@@ -723,33 +293,24 @@ public final class FirehoseCache<R> implements AutoCloseable {
      */
     @Override
     public void close() {
-        List<Bucket<R>> dying = null;
+        List<Bucket<R>> dying;
         lock.lock();
         try {
-            if (closed) {
+            if (room.closedLocked()) {
                 return;
             }
-            closed = true;
-            while (oldestVictim != null) {
-                Bucket<R> victim = oldestVictim;
-                unlinkVictim(victim);
-                victim.refs.set(-1);
-                table.remove(victim);
-                dying = add(dying, victim);
-            }
-            for (Waiter w : waiters) {
-                w.signalled = true;
-                w.wakeup.signal();
-            }
+            room.closeLocked();
+            dying = victims.evictAllLocked(null);
         } finally {
             lock.unlock();
         }
-        deregisterAll(dying);
+        victims.deregisterAll(dying);
     }
 
     @Override
     public String toString() {
-        return "FirehoseCache[bucket=" + bucketSize + ", registered=" + accountedBytes + "/" + bound + ", hits="
-                + hits.sum() + ", misses=" + misses.sum() + ", evictions=" + evictions.sum() + "]";
+        return "FirehoseCache[bucket=" + bucketSize + ", registered=" + room.accountedBytes() + "/" + room.bound()
+                + ", hits=" + counters.hits.sum() + ", misses=" + counters.misses.sum() + ", evictions="
+                + counters.evictions.sum() + "]";
     }
 }

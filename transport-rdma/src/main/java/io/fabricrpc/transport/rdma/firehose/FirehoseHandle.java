@@ -26,20 +26,20 @@ public final class FirehoseHandle<R> {
     private final FirehoseCache<R> owner;
     private final MemorySegment segment;
     /** The bucket of a one-bucket pin (the common case: no array to allocate on a hit), else null. */
-    private final FirehoseCache.Bucket<R> only;
+    private final Bucket<R> only;
     /** The buckets of a pin spanning several, else null. */
-    private final FirehoseCache.Bucket<R>[] buckets;
+    private final Bucket<R>[] buckets;
     @SuppressWarnings("unused") // through RELEASED
     private volatile int released;
 
-    FirehoseHandle(FirehoseCache<R> owner, MemorySegment segment, FirehoseCache.Bucket<R>[] buckets) {
+    FirehoseHandle(FirehoseCache<R> owner, MemorySegment segment, Bucket<R>[] buckets) {
         this.owner = owner;
         this.segment = segment;
         this.only = buckets.length == 1 ? buckets[0] : null;
         this.buckets = buckets.length == 1 ? null : buckets;
     }
 
-    FirehoseHandle(FirehoseCache<R> owner, MemorySegment segment, FirehoseCache.Bucket<R> only) {
+    FirehoseHandle(FirehoseCache<R> owner, MemorySegment segment, Bucket<R> only) {
         this.owner = owner;
         this.segment = segment;
         this.only = only;
@@ -50,7 +50,7 @@ public final class FirehoseHandle<R> {
         return owner;
     }
 
-    FirehoseCache.Bucket<R> bucket(int i) {
+    Bucket<R> bucket(int i) {
         if (only != null) {
             java.util.Objects.checkIndex(i, 1);
             return only;

@@ -15,23 +15,23 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /** The firehose's primitive-keyed bucket table: map semantics, tombstones, rebuilds, lock-free readers. */
 class BucketTableTest {
-    private static FirehoseCache.Bucket<Object> bucket(long index) {
-        return new FirehoseCache.Bucket<>(index, index << 12, 1);
+    private static Bucket<Object> bucket(long index) {
+        return new Bucket<>(index, index << 12, 1);
     }
 
     @Test
     void behavesAsAMapThroughChurnAndRebuilds() {
         BucketTable<Object> table = new BucketTable<>();
-        Map<Long, FirehoseCache.Bucket<Object>> model = new HashMap<>();
+        Map<Long, Bucket<Object>> model = new HashMap<>();
         SplittableRandom random = new SplittableRandom(7);
         for (int step = 0; step < 200_000; step++) {
             long index = random.nextLong(3_000); // consecutive-ish indexes, as buckets of one buffer are
-            FirehoseCache.Bucket<Object> present = model.get(index);
+            Bucket<Object> present = model.get(index);
             if (present != null && random.nextBoolean()) {
                 table.remove(present);
                 model.remove(index);
             } else if (present == null) {
-                FirehoseCache.Bucket<Object> b = bucket(index);
+                Bucket<Object> b = bucket(index);
                 table.put(b);
                 model.put(index, b);
             } else {
@@ -44,7 +44,7 @@ class BucketTableTest {
                 }
             }
         }
-        FirehoseCache.Bucket<Object> replacement = bucket(5);
+        Bucket<Object> replacement = bucket(5);
         table.put(replacement);
         assertSame(replacement, table.get(5), "put replaces the bucket of an index");
         assertNull(table.get(-7));
@@ -54,7 +54,7 @@ class BucketTableTest {
     void lockFreeReadersNeverSeeAnotherKeyOrLoseAStableEntry() throws Exception {
         BucketTable<Object> table = new BucketTable<>();
         int stable = 64;
-        FirehoseCache.Bucket<Object>[] kept = new FirehoseCache.Bucket[stable];
+        Bucket<Object>[] kept = new Bucket[stable];
         for (int i = 0; i < stable; i++) {
             kept[i] = bucket(i * 1_000L);
             table.put(kept[i]);
@@ -68,7 +68,7 @@ class BucketTableTest {
                 SplittableRandom random = new SplittableRandom(seed);
                 while (!stop.get()) {
                     long index = random.nextLong(64_000);
-                    FirehoseCache.Bucket<Object> b = table.get(index);
+                    Bucket<Object> b = table.get(index);
                     if (b != null && b.index != index) {
                         problems.add("asked " + index + ", got " + b.index);
                     }
@@ -81,7 +81,7 @@ class BucketTableTest {
         }
         // One writer (the cache's lock holder) churns other keys, forcing tombstones and rebuilds.
         SplittableRandom random = new SplittableRandom(99);
-        FirehoseCache.Bucket<Object>[] churn = new FirehoseCache.Bucket[5_000];
+        Bucket<Object>[] churn = new Bucket[5_000];
         long deadline = System.nanoTime() + 1_500_000_000L;
         while (System.nanoTime() < deadline && problems.isEmpty()) {
             int slot = random.nextInt(churn.length);

@@ -4,19 +4,13 @@ import io.fabricrpc.transport.Link;
 import io.fabricrpc.api.LocalRegion;
 import io.fabricrpc.api.RemoteRegion;
 import org.agrona.collections.Long2ObjectHashMap;
-import org.agrona.concurrent.BackoffIdleStrategy;
-import org.agrona.concurrent.IdleStrategy;
 
 import java.lang.foreign.MemorySegment;
-import java.lang.foreign.ValueLayout;
 import java.util.ArrayDeque;
-import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.locks.Condition;
 import java.util.concurrent.locks.ReentrantLock;
-
-import static io.fabricrpc.transport.rdma.firehose.FirehoseMessages.*;
 
 /**
  * Remote firehoses (Firehose §3.1): per peer, at most {@code F} mappings, each a bucket of the peer's exposed segment
@@ -33,11 +27,10 @@ import static io.fabricrpc.transport.rdma.firehose.FirehoseMessages.*;
  * peer. Every wait ends by its deadline with a {@link FirehoseException}.
  *
  * <p>Replies arrive through {@link io.fabricrpc.transport.Transport#pollMessages}: the process's polling thread must pass
- * {@link FirehoseMessages#MOVE_REPLY} messages to {@link #onMessage}. Thread-safe.
+ * {@link FirehoseMessages#MOVE_REPLY} messages to {@link #onMessage}. Thread-safe. This class keeps the mappings;
+ * the move round trip and its pending replies are {@link MoveClient}'s.
  */
 public final class RemoteFirehoses {
-    private static final ValueLayout.OfLong LONG = ValueLayout.JAVA_LONG_UNALIGNED;
-    private static final ValueLayout.OfInt INT = ValueLayout.JAVA_INT_UNALIGNED;
     private static final int FREE = 0;
     private static final int MOVING = 1;
     private static final int MAPPED = 2;
@@ -89,24 +82,15 @@ public final class RemoteFirehoses {
         }
     }
 
-    private static final class Pending {
-        volatile int status = -1; // written last by onMessage: publishes region
-        RemoteRegion region;
-        /** Why the reply could not be decoded (then status is STATUS_MALFORMED_REPLY). */
-        String malformed;
-    }
-
     private final int firehosesPerPeer;
     private final int bucketSize;
     private final int shift;
     private final long timeoutNanos;
     private volatile Long2ObjectHashMap<PeerHoses> peers = new Long2ObjectHashMap<>(); // copy on write
-    private final ConcurrentHashMap<Long, Pending> pending = new ConcurrentHashMap<>();
-    private final AtomicLong requestIds = new AtomicLong();
+    private final MoveClient mover;
     private final AtomicLong hits = new AtomicLong();
     private final AtomicLong misses = new AtomicLong();
     private final AtomicLong moves = new AtomicLong();
-    private final AtomicLong busyRetries = new AtomicLong();
 
     /**
      * @param firehosesPerPeer F
@@ -122,6 +106,7 @@ public final class RemoteFirehoses {
         this.bucketSize = bucketSize;
         this.shift = Integer.numberOfTrailingZeros(bucketSize);
         this.timeoutNanos = timeoutNanos;
+        this.mover = new MoveClient(bucketSize, timeoutNanos);
     }
 
     public int bucketSize() {
@@ -145,7 +130,7 @@ public final class RemoteFirehoses {
 
     /** Move requests repeated because the peer's cache was at its bound. */
     public long busyRetries() {
-        return busyRetries.get();
+        return mover.busyRetries();
     }
 
     /**
@@ -246,7 +231,7 @@ public final class RemoteFirehoses {
         }
         RemoteRegion region = null;
         try {
-            region = move(peer, slot.index, bucket, oldBucket, deadline);
+            region = mover.move(peer, slot.index, bucket, oldBucket, deadline);
         } finally {
             hoses.lock.lock();
             try {
@@ -301,27 +286,7 @@ public final class RemoteFirehoses {
 
     /** Passes a {@link FirehoseMessages#MOVE_REPLY} to its waiting requester; other types return false. */
     public boolean onMessage(Link from, int type, MemorySegment payload) {
-        if (type != MOVE_REPLY || payload.byteSize() < REPLY_LENGTH) {
-            return false;
-        }
-        Pending p = pending.remove(payload.get(LONG, REP_ID_OFFSET));
-        if (p == null) {
-            return true; // its requester gave up (timeout); it already freed the slot
-        }
-        int status = payload.get(INT, REP_STATUS_OFFSET);
-        if (status < 0) { // the requester waits while status < 0: it must not take this as "no reply yet"
-            p.malformed = "status " + status;
-            status = STATUS_MALFORMED_REPLY;
-        } else if (status == STATUS_OK) {
-            try {
-                p.region = RemoteRegion.decode(payload, REP_REGION_OFFSET);
-            } catch (IllegalArgumentException e) {
-                p.malformed = e.getMessage();
-                status = STATUS_MALFORMED_REPLY;
-            }
-        }
-        p.status = status; // volatile: publishes region to the requester
-        return true;
+        return mover.onMessage(from, type, payload);
     }
 
     /** Free slot first, else the least recently used unreferenced mapping; null if all are in use or moving. */
@@ -350,58 +315,6 @@ public final class RemoteFirehoses {
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
             throw new FirehoseException("interrupted while waiting for " + what);
-        }
-    }
-
-    /** One move round trip, repeated while the peer is busy; returns the new region. */
-    private RemoteRegion move(Link peer, int firehose, long bucket, long oldBucket, long deadline) {
-        MemorySegment request = MemorySegment.ofArray(new byte[REQUEST_LENGTH]);
-        IdleStrategy idle = new BackoffIdleStrategy(10, 10, 1_000, 1_000_000);
-        long old = oldBucket == -1 ? -1 : oldBucket << shift;
-        while (true) {
-            long id = requestIds.incrementAndGet();
-            Pending p = new Pending();
-            pending.put(id, p);
-            request.set(LONG, REQ_ID_OFFSET, id);
-            request.set(LONG, REQ_NEW_OFFSET, bucket << shift);
-            request.set(LONG, REQ_OLD_OFFSET, old);
-            request.set(INT, REQ_BUCKET_SIZE_OFFSET, bucketSize);
-            request.set(INT, REQ_FIREHOSE_OFFSET, firehose);
-            try {
-                idle.reset();
-                while (!peer.send(MOVE_REQUEST, request, 0, REQUEST_LENGTH)) {
-                    checkDeadline(peer, deadline, bucket, "sending the move request");
-                    idle.idle();
-                }
-                idle.reset();
-                while (p.status < 0) {
-                    checkDeadline(peer, deadline, bucket, "the move reply");
-                    idle.idle();
-                }
-            } finally {
-                pending.remove(id);
-            }
-            old = -1; // the peer released it on receipt, whatever it answered
-            if (p.status == STATUS_OK) {
-                return p.region;
-            }
-            if (p.status != STATUS_BUSY) {
-                throw new FirehoseException("endpoint " + Long.toHexString(peer.peerId()) + " refused to map bucket "
-                        + bucket + " (offset " + (bucket << shift) + "): " + statusName(p.status)
-                        + (p.malformed != null ? ": " + p.malformed : ""));
-            }
-            busyRetries.incrementAndGet();
-            checkDeadline(peer, deadline, bucket, "room in the peer's cache");
-            idle.idle();
-        }
-    }
-
-    private void checkDeadline(Link peer, long deadline, long bucket, String what) {
-        peer.checkAlive();
-        if (System.nanoTime() - deadline > 0) {
-            throw new FirehoseException("firehose move to bucket " + bucket + " (offset " + (bucket << shift)
-                    + ") of endpoint " + Long.toHexString(peer.peerId()) + " timed out after "
-                    + TimeUnit.NANOSECONDS.toMillis(timeoutNanos) + " ms waiting for " + what);
         }
     }
 

@@ -78,7 +78,7 @@ end:
 	:: else -> SENDC(c, RMORE); reqSent++ \
 	fi
 
-/* Advances worker c's call, suspended below a nested wait (Port.advance): a streamed request
+/* Advances worker c's call, suspended below a nested wait (FragmentStream.advance): a streamed request
  * posts its next fragment once acked; a receive takes and acks a fragment with more to follow. */
 #ifdef NOADVANCE
 #define ADVANCE(c, suspended)

@@ -1,9 +1,6 @@
 package io.fabricrpc.mailbox;
 
-import org.agrona.concurrent.IdleStrategy;
-
 import java.lang.foreign.MemorySegment;
-import java.lang.foreign.ValueLayout;
 
 /**
  * A locked port of a {@link Mailbox}: the right to exchange packets with the peer on one port until
@@ -17,15 +14,12 @@ import java.lang.foreign.ValueLayout;
  *
  * <p>Messages larger than one packet are streamed under the same lock: each fragment but the last carries
  * {@link MailboxLayout#FLAG_MORE} and the receiver answers it with an empty {@link MailboxLayout#FLAG_ACK}
- * packet, which hands ownership back for the next fragment.
+ * packet, which hands ownership back for the next fragment. A client's wait (for an ack or for its reply) is
+ * advanced by every wait its thread nests above it, and by {@link #advanceSuspended()}, so a thread serving calls
+ * while its own call is outstanding never stalls the peer (model/mailbox_nested.pml).
  *
- * <p>Nested waits: a client that waits (for an ack of its request's fragment, or for its reply) pushes the port on
- * its thread's chain of suspended waits, and every wait of that thread above it (any port's, or
- * {@link #advanceSuspended()} from a wait loop outside the mailbox) advances the ports below: posts the next request
- * fragment once acked, takes and acks reply fragments into the reassembly buffer. So a thread that serves calls
- * while its own call is outstanding never leaves the peer stalled behind the nested wait: two workers serving each
- * other's calls inside their own {@code callReturn} both finish (model/mailbox_nested.pml). Only the holder thread
- * advances a port; a stream's last fragment stays in the packet for the suspended receive itself.
+ * <p>Here: the state machine of a locked port (holder, phase, misuse checks, open/claim/close). The packet and its
+ * ownership bit are {@code PortPacket}, messages as packets {@code FragmentStream}, the waits {@code PortWait}.
  */
 public final class Port implements AutoCloseable {
     enum Phase {
@@ -41,62 +35,28 @@ public final class Port implements AutoCloseable {
         AWAITING
     }
 
-    private static final ValueLayout.OfInt INT = ValueLayout.JAVA_INT;
-    private static final ValueLayout.OfLong LONG = ValueLayout.JAVA_LONG;
-    /** Per thread: the top of its chain of client sends and receives suspended in a wait (linked by {@link #below}). */
-    private static final ThreadLocal<Port[]> SUSPENDED = ThreadLocal.withInitial(() -> new Port[1]);
-
     private final Mailbox box;
     private final int index;
     private final boolean server;
-    private final long inboxOffset;
-    private final long packetOffset;
-    private final long stagingOffset;
-    private final MemorySegment incoming;
-    private final MemorySegment incomingPayload;
-    private final MemorySegment outgoing;
-    private final MemorySegment outgoingPayload;
     private final int payloadCapacity;
-    private final long replyTimeoutNanos;
-    private final IdleStrategy idle;
+    private final PortPacket packet;
+    private final FragmentStream stream;
+    private final PortWait wait;
 
     // Guarded by the port lock (acquire on lock, release on unlock): only the holder reads or writes these.
-    private long outbox;
     private Phase phase = Phase.CLOSED;
     private Thread holder;
-    private MemorySegment reassembly = MemorySegment.NULL;
-    /** Bytes of a streamed message reassembled so far (0 between messages), and that message's announced length. */
-    private long received;
-    private long expected;
-    /** A streamed send in progress (null: none): its source and how much of it is posted. */
-    private MemorySegment sendSource;
-    private long sendOffset;
-    private long sendLength;
-    private long sendPosted;
-    /** The wait this thread suspended before this one's, while this one is on the thread's chain; else null. */
-    private Port below;
-    private MemorySegment message;
     /** Client: the token of an asynchronous call whose reply is still to be collected on this port, or null. */
     private Object pendingReply;
-    /** The bound of the current wait: the reply timeout, or less while collecting a reply for an opener. */
-    private long waitNanos;
 
     Port(Mailbox box, int index, boolean server) {
         this.box = box;
         this.index = index;
         this.server = server;
-        MailboxLayout layout = box.layout;
-        this.inboxOffset = layout.inboxOffset(index);
-        this.packetOffset = layout.packetOffset(index);
-        this.stagingOffset = layout.stagingOffset(index);
-        this.incoming = box.mailbox.segment().asSlice(packetOffset, layout.packetSize());
-        this.outgoing = box.staging.segment().asSlice(stagingOffset, layout.packetSize());
-        this.incomingPayload = incoming.asSlice(MailboxLayout.PACKET_HEADER_LENGTH);
-        this.outgoingPayload = outgoing.asSlice(MailboxLayout.PACKET_HEADER_LENGTH);
-        this.payloadCapacity = layout.payloadCapacity();
-        this.replyTimeoutNanos = box.config.replyTimeout().toNanos();
-        this.waitNanos = replyTimeoutNanos;
-        this.idle = box.config.idleStrategy().get();
+        this.payloadCapacity = box.layout.payloadCapacity();
+        this.packet = new PortPacket(box, index, server);
+        this.stream = new FragmentStream(this, packet, box.config);
+        this.wait = new PortWait(index, packet, stream, box);
     }
 
     public int index() {
@@ -115,58 +75,25 @@ public final class Port implements AutoCloseable {
             throw new MailboxException("port " + index + ": message of " + length + " bytes outside [0, "
                     + box.config.maxMessageBytes() + "] (maxMessageBytes)");
         }
-        sendSource = src;
-        sendOffset = offset;
-        sendLength = length;
-        sendPosted = 0;
-        try {
-            postFragment();
-            while (sendSource != null) {
-                awaitOwnership("the acknowledgement of a fragment"); // returns early if a nested wait sent the rest
-                if (sendSource != null) {
-                    int flags = incoming.get(INT, MailboxLayout.PACKET_FLAGS_OFFSET);
-                    if (flags != MailboxLayout.FLAG_ACK) {
-                        throw new CorruptPacketException("port " + index + ": expected a fragment acknowledgement,"
-                                + " got flags 0x" + Integer.toHexString(flags) + " after " + sendPosted + " of "
-                                + length + " bytes");
-                    }
-                    postFragment();
-                }
-            }
-        } finally {
-            sendSource = null; // a failed stream is over: nothing may post from it any more
-        }
-    }
-
-    /** Posts the next fragment of the send in progress; after the last, the send is over and the peer's turn. */
-    private void postFragment() {
-        long chunk = Math.min(payloadCapacity, sendLength - sendPosted);
-        boolean more = sendPosted + chunk < sendLength;
-        MemorySegment.copy(sendSource, sendOffset + sendPosted, outgoingPayload, 0, chunk);
-        post(chunk, more ? MailboxLayout.FLAG_MORE : 0, sendLength);
-        sendPosted += chunk;
-        if (!more) {
-            sendSource = null;
-            phase = Phase.AWAITING;
-        }
+        stream.send(src, offset, length);
     }
 
     /** Sends a message written in place by {@code writer} (at most {@link #payloadCapacity()} bytes). */
     public void send(PacketWriter writer) {
         requireSendable();
-        long length = writer.write(outgoingPayload);
+        long length = writer.write(packet.outgoingPayload());
         if (length < 0 || length > payloadCapacity) {
             throw new MailboxException("port " + index + ": writer reported " + length + " bytes; a packet holds 0.."
                     + payloadCapacity);
         }
-        post(length, 0, length);
+        packet.post(length, 0, length);
         phase = Phase.AWAITING;
     }
 
     /** Waits for the peer's message (bounded) and passes it to {@code reader}. */
     public void recv(PacketReader reader) {
         long length = receive();
-        reader.read(message, length);
+        reader.read(stream.message(), length);
     }
 
     /**
@@ -181,7 +108,7 @@ public final class Port implements AutoCloseable {
             throw new MailboxException("port " + index + ": message of " + length + " bytes does not fit "
                     + (dst.byteSize() - offset) + " bytes of destination");
         }
-        MemorySegment.copy(message, 0, dst, offset, length);
+        MemorySegment.copy(stream.message(), 0, dst, offset, length);
         return length;
     }
 
@@ -200,12 +127,12 @@ public final class Port implements AutoCloseable {
     /** Server side of one call: receive the request and write the reply in place. */
     public void recvAndSend(RequestHandler handler) {
         long length = receive();
-        long replyLength = handler.handle(message, length, outgoingPayload);
+        long replyLength = handler.handle(stream.message(), length, packet.outgoingPayload());
         if (replyLength < 0 || replyLength > payloadCapacity) {
             throw new MailboxException("port " + index + ": handler reported a reply of " + replyLength
                     + " bytes; a packet holds 0.." + payloadCapacity);
         }
-        post(replyLength, 0, replyLength);
+        packet.post(replyLength, 0, replyLength);
         phase = Phase.AWAITING;
     }
 
@@ -255,11 +182,7 @@ public final class Port implements AutoCloseable {
         if (!server || phase != Phase.PENDING) {
             throw new IllegalStateException("peek on " + this + " (only a server port whose request is unread)");
         }
-        int length = incoming.get(INT, MailboxLayout.PACKET_LENGTH_OFFSET);
-        int flags = incoming.get(INT, MailboxLayout.PACKET_FLAGS_OFFSET);
-        long messageLength = incoming.get(LONG, MailboxLayout.PACKET_MESSAGE_LENGTH_OFFSET);
-        validate(length, flags, messageLength, 0);
-        return incomingPayload.asSlice(0, length);
+        return stream.peek();
     }
 
     /**
@@ -282,7 +205,7 @@ public final class Port implements AutoCloseable {
                     receive(); // drains a streamed request so the empty reply is not taken for an ack
                 }
                 if (ownsPacket()) { // not after a failed stream: the peer holds the packet, posting would corrupt it
-                    post(0, 0, 0);
+                    packet.post(0, 0, 0);
                 }
             }
         } finally {
@@ -296,12 +219,12 @@ public final class Port implements AutoCloseable {
 
     /** The owner test of {@link MailboxLayout}: client owns iff inbox == outbox; server iff inbox != outbox. */
     boolean ownsPacket() {
-        return (box.inbox(index) == outbox) != server;
+        return packet.owned();
     }
 
     /** Racy hint for scans before locking: reads outbox without the lock; rechecked after locking. */
     boolean looksOwned(long inbox) {
-        return (inbox == outbox) != server;
+        return packet.looksOwned(inbox);
     }
 
     void acquiredBy(Thread thread, Phase initial) {
@@ -324,12 +247,12 @@ public final class Port implements AutoCloseable {
     void collectAbandonedReply(MailboxClient.ReplyCollector collector, long timeoutNanos) {
         Object token = pendingReply;
         phase = Phase.AWAITING;
-        waitNanos = timeoutNanos;
+        wait.bound(timeoutNanos);
         try {
             long length = receive();
             pendingReply = null;
             if (token != DROP && collector != null) {
-                collector.collect(token, message, length);
+                collector.collect(token, stream.message(), length);
             }
         } catch (CorruptPacketException e) {
             pendingReply = null; // the packet is ours again; the reply is lost and the collector hears why
@@ -338,27 +261,11 @@ public final class Port implements AutoCloseable {
                 collector.failed(token, e);
             }
         } finally {
-            waitNanos = replyTimeoutNanos;
+            wait.unbound();
             if (phase == Phase.RECEIVED) {
                 phase = Phase.OWNED_EMPTY;
             }
         }
-    }
-
-    /**
-     * Hands the packet to the peer: the bytes first, then the flipped outbox bit into the peer's inbox. The
-     * transport makes the flag visible only after the bytes (writes in issue order; the peer loads the flag with
-     * acquire). Staging may be refilled once we own the packet again: the peer saw the flag, so the earlier write
-     * of the staging bytes has been carried out.
-     */
-    private void post(long length, int flags, long messageLength) {
-        outgoing.set(INT, MailboxLayout.PACKET_LENGTH_OFFSET, (int) length);
-        outgoing.set(INT, MailboxLayout.PACKET_FLAGS_OFFSET, flags);
-        outgoing.set(LONG, MailboxLayout.PACKET_MESSAGE_LENGTH_OFFSET, messageLength);
-        outbox ^= 1;
-        // The flipped outbox lands in the peer's inbox word after the packet bytes (SPI guarantee).
-        box.link.writeAndFlag(box.staging, stagingOffset, box.peerMailbox, packetOffset,
-                MailboxLayout.PACKET_HEADER_LENGTH + length, inboxOffset, outbox);
     }
 
     private long receive() {
@@ -374,7 +281,7 @@ public final class Port implements AutoCloseable {
         awaitOwnership("a message");
         long length;
         try {
-            length = readMessage();
+            length = stream.read();
         } catch (CorruptPacketException e) {
             if (server) {
                 phase = Phase.RECEIVED; // this side owns the packet: it may answer the corrupt request with an error
@@ -385,81 +292,9 @@ public final class Port implements AutoCloseable {
         return length;
     }
 
-    /**
-     * Reads the message in the owned packet, streaming the rest if it has more fragments. A stream already begun by
-     * {@link #advance} (from a nested wait) continues where that left it.
-     */
-    private long readMessage() {
-        while (true) {
-            int length = incoming.get(INT, MailboxLayout.PACKET_LENGTH_OFFSET);
-            int flags = incoming.get(INT, MailboxLayout.PACKET_FLAGS_OFFSET);
-            long messageLength = incoming.get(LONG, MailboxLayout.PACKET_MESSAGE_LENGTH_OFFSET);
-            if (received == 0 && (flags & MailboxLayout.FLAG_MORE) == 0) {
-                validate(length, flags, messageLength, 0);
-                message = incomingPayload;
-                return length;
-            }
-            String problem = checkFragment(length, flags, messageLength);
-            if (problem != null) {
-                long had = received;
-                received = 0; // the stream is broken: the next message starts afresh
-                throw corrupt(problem + "; received " + had + " bytes so far", length, flags, messageLength);
-            }
-            absorb(length, messageLength);
-            if ((flags & MailboxLayout.FLAG_MORE) == 0) {
-                received = 0;
-                message = reassembly;
-                return messageLength;
-            }
-            post(0, MailboxLayout.FLAG_ACK, 0); // hands the packet back for the next fragment
-            awaitOwnership("the next fragment");
-        }
-    }
-
-    /** Why the owned packet is not the next fragment of the current stream, or null if it is. */
-    private String checkFragment(int length, int flags, long messageLength) {
-        if (received > 0 && messageLength != expected) {
-            return "message length changed mid-stream from " + expected;
-        }
-        return isValid(length, flags, messageLength, received) ? null : "not a valid fragment";
-    }
-
-    /** Appends the owned packet's payload (a checked fragment) to the reassembly buffer. */
-    private void absorb(int length, long messageLength) {
-        if (received == 0) {
-            expected = messageLength;
-            if (reassembly.byteSize() < messageLength) {
-                reassembly = MemorySegment.ofArray(new byte[(int) Math.min(Integer.MAX_VALUE - 8,
-                        Math.max(messageLength, 2 * reassembly.byteSize()))]);
-            }
-        }
-        MemorySegment.copy(incomingPayload, 0, reassembly, received, length);
-        received += length;
-    }
-
-    /**
-     * Suspended client wait, advanced by a nested wait of the holder thread. A streamed send posts its next fragment
-     * once acked; a receive takes and acks a fragment with more to follow. Anything else (the last fragment, a whole
-     * reply, a corrupt packet) stays in the packet for the suspended send or receive, which reads or reports it.
-     */
-    private void advance() {
-        if (!ownsPacket()) {
-            return;
-        }
-        if (sendSource != null) {
-            if (incoming.get(INT, MailboxLayout.PACKET_FLAGS_OFFSET) == MailboxLayout.FLAG_ACK) {
-                postFragment();
-            }
-            return;
-        }
-        int length = incoming.get(INT, MailboxLayout.PACKET_LENGTH_OFFSET);
-        int flags = incoming.get(INT, MailboxLayout.PACKET_FLAGS_OFFSET);
-        long messageLength = incoming.get(LONG, MailboxLayout.PACKET_MESSAGE_LENGTH_OFFSET);
-        if ((flags & MailboxLayout.FLAG_MORE) == 0 || checkFragment(length, flags, messageLength) != null) {
-            return;
-        }
-        absorb(length, messageLength);
-        post(0, MailboxLayout.FLAG_ACK, 0);
+    /** The last packet of a message is posted: the peer owns the packet until it answers. */
+    void sent() {
+        phase = Phase.AWAITING;
     }
 
     /**
@@ -467,73 +302,12 @@ public final class Port implements AutoCloseable {
      * the mailbox, such as a future's, that may run while the thread's own call waits below them. Never waits.
      */
     public static void advanceSuspended() {
-        for (Port port = SUSPENDED.get()[0]; port != null; port = port.below) {
-            port.advance();
-        }
+        PortWait.advanceSuspended();
     }
 
-    private void validate(int length, int flags, long messageLength, long sofar) {
-        if (!isValid(length, flags, messageLength, sofar)) {
-            throw corrupt("received " + sofar + " bytes so far", length, flags, messageLength);
-        }
-    }
-
-    private boolean isValid(int length, int flags, long messageLength, long sofar) {
-        boolean more = (flags & MailboxLayout.FLAG_MORE) != 0;
-        return length >= 0 && length <= payloadCapacity && (flags & ~MailboxLayout.KNOWN_FLAGS) == 0
-                && (flags & MailboxLayout.FLAG_ACK) == 0
-                && messageLength >= sofar + length && messageLength <= box.config.maxMessageBytes()
-                && (more || messageLength == sofar + length) && (!more || length > 0);
-    }
-
-    private CorruptPacketException corrupt(String context, int length, int flags, long messageLength) {
-        return new CorruptPacketException("port " + index + ": corrupt packet header (payload length " + length
-                + ", capacity " + payloadCapacity + ", flags 0x" + Integer.toHexString(flags) + ", message length "
-                + messageLength + ", limit " + box.config.maxMessageBytes() + "); " + context);
-    }
-
-    /**
-     * Waits until this side owns the packet: bounded by the peer's liveness and the reply timeout. Meanwhile advances
-     * the thread's suspended receives below; a client receive suspends itself here for the waits nested above it.
-     */
-    private void awaitOwnership(String what) {
-        if (ownsPacket()) {
-            return;
-        }
-        Port[] chain = SUSPENDED.get();
-        boolean sending = sendSource != null;
-        boolean suspend = !server && (sending || phase == Phase.AWAITING); // a call's request or reply in flight
-        if (suspend) {
-            below = chain[0];
-            chain[0] = this;
-        }
-        try {
-            long start = System.nanoTime();
-            idle.reset();
-            int polls = 0;
-            Runnable hook = box.waitHook;
-            while (!ownsPacket() && !(sending && sendSource == null)) {
-                hook.run();
-                for (Port port = suspend ? below : chain[0]; port != null; port = port.below) {
-                    port.advance();
-                }
-                idle.idle();
-                if ((++polls & 15) == 0) {
-                    box.link.checkAlive(); // a volatile read; throws PeerFailedException for a dead peer
-                    long waited = System.nanoTime() - start;
-                    if (waited > waitNanos) {
-                        throw new MailboxTimeoutException("port " + index + ": no " + what + " from the peer within "
-                                + waitNanos / 1_000_000 + " ms (waited " + waited / 1_000_000
-                                + " ms; the peer is alive but did not answer)");
-                    }
-                }
-            }
-        } finally {
-            if (suspend) {
-                chain[0] = below;
-                below = null;
-            }
-        }
+    /** Waits (bounded) until this side owns the packet; a client's request or reply in flight suspends meanwhile. */
+    void awaitOwnership(String what) {
+        wait.awaitOwnership(what, !server && (stream.sending() || phase == Phase.AWAITING));
     }
 
     private void requireSendable() {
@@ -566,11 +340,11 @@ public final class Port implements AutoCloseable {
 
     /** The holder's outbox bit (tests and diagnostics; racy without the lock). */
     long outbox() {
-        return outbox;
+        return packet.outbox();
     }
 
     @Override
     public String toString() {
-        return (server ? "server" : "client") + " port " + index + " [" + phase + ", outbox " + outbox + "]";
+        return (server ? "server" : "client") + " port " + index + " [" + phase + ", outbox " + packet.outbox() + "]";
     }
 }

@@ -18,6 +18,7 @@ import io.fabricrpc.transport.Transports;
 import java.nio.ByteBuffer;
 import java.util.Arrays;
 import java.util.Map;
+import java.util.function.IntConsumer;
 import java.util.function.Function;
 
 /**
@@ -64,6 +65,9 @@ final class RuntimeBootstrap {
         return runtime;
     }
 
+    /** Test hook: runs once the job is formed, while peers already reach this process but its runtime is not built. */
+    static volatile IntConsumer afterJoinForTest = rank -> { };
+
     static Parts start(FabricConfig config, FabricRuntime runtime) {
         SerializationRegistry registry = config.registry();
         int rank = config.job().rank();
@@ -97,6 +101,7 @@ final class RuntimeBootstrap {
             byte[] fingerprint = ByteBuffer.allocate(8).putLong(registry.fingerprint()).array();
             plane = ControlPlane.startAndJoin(config.job(), Map.of(transport.kind(), transport.address().bytes(),
                     REGISTRY_DESCRIPTOR, fingerprint));
+            afterJoinForTest.accept(rank);
             // Before the listener below, whose replay then covers any OPEN served while this was still unset.
             mailboxes.joined(plane);
             EndpointAddress[] addresses = addresses(plane.membership(), transport, registry, fingerprint, size);

@@ -20,6 +20,7 @@ import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Random;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.CyclicBarrier;
@@ -102,6 +103,54 @@ public abstract class MailboxCallsTest {
             assertNull(failure.get());
             for (int i = 0; i < callers * perCaller; i++) {
                 assertEquals(1, RUNS.get(i).get(), "runs of call " + i);
+            }
+        }
+    }
+
+    @Test
+    void aChannelOpenedWhileTheDestinationIsStillStartingServesTheCall() throws Exception {
+        // A peer may open a channel as soon as the job is formed, before the destination's runtime is built.
+        int port = LocalJob.freePort();
+        CountDownLatch paused = new CountDownLatch(1);
+        CountDownLatch resume = new CountDownLatch(1);
+        RuntimeBootstrap.afterJoinForTest = rank -> {
+            if (rank == 1) {
+                paused.countDown();
+                try {
+                    resume.await(30, TimeUnit.SECONDS);
+                } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                }
+            }
+        };
+        TransportFixture quickOpen = with(Map.of(MailboxChannelSet.OPEN_TIMEOUT_KEY, "5000"));
+        CompletableFuture<Fabric> starting = CompletableFuture.supplyAsync(() -> Fabric.join(
+                LocalJob.config(quickOpen, 1, 2, 1, port, LocalJob.SECRET, MessengerConfig.defaults())));
+        Fabric caller = null;
+        Fabric destination = null;
+        try {
+            caller = Fabric.join(LocalJob.config(quickOpen, 0, 2, 1, port, LocalJob.SECRET, MessengerConfig.defaults()));
+            assertTrue(paused.await(30, TimeUnit.SECONDS), "rank 1 reached the pause after its join");
+            // The OPEN round trip happens here, served by rank 1's service thread while rank 1 is still starting.
+            CompletableFuture<Long> result = caller.callReturnAsync(new ThreadId(1, 0), () -> 42L);
+            resume.countDown();
+            destination = starting.get(30, TimeUnit.SECONDS);
+            destination.startHandlerThreads();
+            assertEquals(42L, result.get(30, TimeUnit.SECONDS));
+        } finally {
+            RuntimeBootstrap.afterJoinForTest = rank -> { };
+            resume.countDown();
+            if (destination == null) {
+                destination = starting.handle((f, e) -> f).get(30, TimeUnit.SECONDS);
+            }
+            List<CompletableFuture<Void>> closing = new ArrayList<>(); // together: close is a job-wide barrier
+            for (Fabric fabric : new Fabric[] {caller, destination}) {
+                if (fabric != null) {
+                    closing.add(CompletableFuture.runAsync(fabric::close));
+                }
+            }
+            for (CompletableFuture<Void> close : closing) {
+                close.get(60, TimeUnit.SECONDS);
             }
         }
     }

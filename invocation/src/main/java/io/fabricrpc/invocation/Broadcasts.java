@@ -226,9 +226,9 @@ final class Broadcasts {
     }
 
     private void send(ThreadContext context, int global, MemorySegment record, long offset, long length, int span) {
-        Routes.Route route = context.routes.route(0, global); // view 0: the plain channel (a RETRY_ASYNC one queues)
+        Routes.Route route = context.route(0, global); // view 0: the plain channel (a RETRY_ASYNC one queues)
         RecordChannel channel = route.channel;
-        context.routes.markSent(route);
+        context.markSent(route);
         RawWriter raw = context.broadcasts.raw(context.nesting);
         raw.source = record;
         raw.offset = offset;

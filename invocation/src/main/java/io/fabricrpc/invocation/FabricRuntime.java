@@ -27,14 +27,18 @@ import java.util.function.IntFunction;
 
 /**
  * The {@link Fabric} of one process: holds the parts {@link RuntimeBootstrap} wires and delegates to them. The
- * one-sided call path stays here, force-inlined into callers (jit-directives.json), with the two parts it reads
- * (thread contexts, the routes' network) in fields of their own: one load fewer per call than through the parts.
+ * one-sided call path stays here, force-inlined into callers (jit-directives.json), with what it reads on every
+ * call (the thread-context slots, the job's shape) in fields of its own: the path is a chain of dependent loads, and
+ * each object it does not pass through is one load fewer.
  */
 public final class FabricRuntime implements Fabric {
     private final FabricConfig config;
     private final RuntimeBootstrap.Parts parts;
     private final ThreadContexts contexts;
     private final Routes.Network network;
+    private final ThreadContext[] slots;
+    private final int jobSize;
+    private final int jobThreads;
     private volatile boolean closed;
 
     private FabricRuntime(FabricConfig config) {
@@ -42,6 +46,9 @@ public final class FabricRuntime implements Fabric {
         this.parts = RuntimeBootstrap.start(config, this);
         this.contexts = parts.contexts();
         this.network = parts.network();
+        this.slots = contexts.slots();
+        this.jobSize = config.job().size();
+        this.jobThreads = config.job().threadsPerProcess();
     }
 
     public static FabricRuntime join(FabricConfig config) {
@@ -116,24 +123,41 @@ public final class FabricRuntime implements Fabric {
         return call(dest, function, null);
     }
 
+    /** {@link ThreadContexts#context()} with the slots read from here: one dependent load fewer per call. */
+    private ThreadContext callingContext() {
+        Thread thread = Thread.currentThread();
+        ThreadContext context = slots[ThreadContexts.slot(thread)];
+        return context != null && context.thread == thread ? context : contexts.context();
+    }
+
+    /** {@link Routes.Network#globalIndex} from this object's own copy of the job's shape. */
+    private int globalIndex(ThreadId dest) {
+        int rank = dest.rank();
+        int thread = dest.threadIndex();
+        if (rank < 0 || rank >= jobSize || thread < 0 || thread >= jobThreads) {
+            return network.globalIndex(dest); // throws, naming the job's shape
+        }
+        return rank * jobThreads + thread;
+    }
+
     @Override
     public boolean call(ThreadId dest, RemoteRunnable function, Synchronizer sync) {
-        ThreadContext context = contexts.context();
-        Routes.Route route = context.routes.route(network.globalIndex(dest));
+        ThreadContext context = callingContext();
+        Routes.Route route = context.route(globalIndex(dest));
         return OneSidedCalls.send(route, OneSidedCalls.prepare(context, route, function), InvocationRecords.CALL, sync);
     }
 
     @Override
     public boolean call(ThreadId dest, RemoteContextConsumer<?> function, Synchronizer sync) {
-        ThreadContext context = contexts.context();
-        Routes.Route route = context.routes.route(network.globalIndex(dest));
+        ThreadContext context = callingContext();
+        Routes.Route route = context.route(globalIndex(dest));
         return OneSidedCalls.send(route, OneSidedCalls.prepare(context, route, function), InvocationRecords.CALL, sync);
     }
 
     /** {@link #call} through {@code view}'s channels (a {@link FabricView}): nothing to switch or restore. */
     boolean callInView(int view, ThreadId dest, Serializable function, Synchronizer sync) {
-        ThreadContext context = contexts.context();
-        Routes.Route route = context.routes.route(view, network.globalIndex(dest));
+        ThreadContext context = callingContext();
+        Routes.Route route = context.route(view, globalIndex(dest));
         return OneSidedCalls.send(route, OneSidedCalls.prepare(context, route, function), InvocationRecords.CALL, sync);
     }
 

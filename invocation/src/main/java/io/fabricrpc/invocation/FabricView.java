@@ -32,7 +32,7 @@ public final class FabricView implements Fabric {
     }
 
     private <T> T inView(Supplier<T> call) {
-        Routes routes = runtime.threadContext().routes;
+        Routes routes = runtime.threadContext();
         int previous = routes.enterView(view);
         try {
             return call.get();
@@ -174,17 +174,17 @@ public final class FabricView implements Fabric {
     /** Sends what this thread's channels of this view hold. */
     @Override
     public void flush() {
-        runtime.threadContext().routes.flushView(view);
+        runtime.threadContext().flushView(view);
     }
 
     /** Flushes this thread's channels of this view and sends each destination a shutdown signal. */
     void shutdownChannels() {
-        runtime.threadContext().routes.shutdownView(view);
+        runtime.threadContext().shutdownView(view);
     }
 
     /** Bytes the calling thread's channels of this view hold locally. */
     long bufferedBytes() {
-        return runtime.threadContext().routes.bufferedBytes(view);
+        return runtime.threadContext().bufferedBytes(view);
     }
 
     FabricRuntime runtime() {

@@ -38,7 +38,7 @@ final class OneSidedCalls {
         // registers: nothing but the capture reads it (CapturedCall).
         writer.call.capture(function);
         writer.prepare(route.encoder);
-        context.routes.markSent(route);
+        context.markSent(route);
         return writer;
     }
 
@@ -67,7 +67,7 @@ final class OneSidedCalls {
     /** CALL_BUFFER: the buffer's bytes travel in the record, after the call. */
     static boolean callBuffer(ThreadContext context, int global, RemoteBufferConsumer function, MemorySegment buffer,
                               long offset, long length, Synchronizer sync) {
-        Routes.Route route = context.routes.route(global);
+        Routes.Route route = context.route(global);
         ThreadContext.CallWriter writer = prepare(context, route, function);
         writer.trailer = buffer;
         writer.trailerOffset = offset;
@@ -82,7 +82,7 @@ final class OneSidedCalls {
         // Same link as the call record, issued first: the receiver sees the bytes before it runs the call.
         long ticket = link.write(source, sourceOffset, destination, destinationOffset, length);
         ThreadContext context = contexts.context();
-        Routes.Route route = context.routes.route(global);
+        Routes.Route route = context.route(global);
         ThreadContext.CallWriter writer = prepare(context, route, function);
         MemorySegment header = writer.header;
         header.set(ValueLayout.JAVA_LONG_UNALIGNED, WRITTEN_REGION_ID, destination.regionId());
@@ -100,7 +100,7 @@ final class OneSidedCalls {
     /** CALL_BUFFER_READ: the receiver reads the bytes one-sided from {@code source}. */
     static boolean callRead(ThreadContext context, int global, RemoteBufferConsumer function, RemoteRegion source,
                             long offset, long length, Synchronizer sync) {
-        Routes.Route route = context.routes.route(global);
+        Routes.Route route = context.route(global);
         ThreadContext.CallWriter writer = prepare(context, route, function);
         MemorySegment header = writer.header;
         source.encode(header, 0);
@@ -112,7 +112,7 @@ final class OneSidedCalls {
 
     /** Test hook: sends arbitrary bytes as an invocation record of {@code kind} (a misbehaving or corrupt peer). */
     static boolean sendBytes(ThreadContext context, int global, int kind, byte[] bytes) {
-        RecordChannel channel = context.routes.route(0, global).channel;
+        RecordChannel channel = context.route(0, global).channel;
         MemorySegment source = MemorySegment.ofArray(bytes);
         return channel.send(kind, (target, offset, limit) -> {
             if (bytes.length > limit) {

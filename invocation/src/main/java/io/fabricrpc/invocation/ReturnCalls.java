@@ -253,8 +253,8 @@ final class ReturnCalls implements MailboxClient.ReplyCollector {
      * records sent on it so far, flushed (the server runs the call only after consuming them).
      */
     private void order(ThreadContext context, CallerState state, int global) {
-        long before = context.routes.recordsBefore(global);
-        state.orderChannel = before < 0 ? 0 : context.routes.orderChannel();
+        long before = context.recordsBefore(global);
+        state.orderChannel = before < 0 ? 0 : context.orderChannel();
         state.orderBefore = Math.max(before, 0);
     }
 

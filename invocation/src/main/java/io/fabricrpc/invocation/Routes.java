@@ -26,9 +26,9 @@ import java.util.function.IntFunction;
  * One thread's routes, per view and destination thread, and their construction from the process-wide
  * {@link Network} on first use. Owned by its thread: the table is grown (replaced, never shrunk), written and the
  * current view switched by that thread only; flush and close read the table racily (a route published late is
- * flushed next time).
+ * flushed next time). {@link ThreadContext} is the only subclass, for its field layout.
  */
-final class Routes {
+class Routes {
     static final int MAX_VIEWS = 16;
     /** A view's channels carry the sender's thread index with the view above this bit (ThreadNames shows it). */
     static final int VIEW_SHIFT = 20;

@@ -11,15 +11,15 @@ import java.lang.foreign.MemorySegment;
 /**
  * One thread's state for making and running calls: its {@link Routes}, each kind of call's own per-thread state
  * (kept and filled in by that kind's class), reusable record writers per nesting level, and, for an attached worker,
- * its receiving side. Built whole by {@link ThreadContexts}; confined to its thread.
+ * its receiving side. Built whole by {@link ThreadContexts}; confined to its thread. It extends Routes for the
+ * layout only (as JCTools builds its queues): a call reaches its route table one dependent load sooner.
  */
-final class ThreadContext {
+final class ThreadContext extends Routes {
     static final int MAX_NESTING = 4;
 
     final long senderId;
     /** The thread this context belongs to (the fast context lookup compares it). */
     final Thread thread;
-    final Routes routes;
     final SendCalls.Sender sendCalls;
     final Broadcasts.Sender broadcasts;
     final Collectives.Barriers barriers = new Collectives.Barriers();
@@ -46,9 +46,9 @@ final class ThreadContext {
 
     ThreadContext(Routes.Network network, long senderId, int workerIndex, ReceivingThread receiving,
                   CallReceiver receiver) {
+        super(network, senderId);
         this.senderId = senderId;
         this.thread = Thread.currentThread();
-        this.routes = new Routes(network, senderId);
         this.sendCalls = new SendCalls.Sender(network.jobThreads());
         this.broadcasts = new Broadcasts.Sender();
         this.workerIndex = workerIndex;

@@ -107,6 +107,11 @@ final class ThreadContexts {
     }
 
     /** The calling thread's context; threads that are not workers get an id past the workers'. */
+    /** The direct-mapped slots, for a call path that reads them without this object (see {@link #context()}). */
+    ThreadContext[] slots() {
+        return slots;
+    }
+
     ThreadContext context() {
         Thread thread = Thread.currentThread();
         ThreadContext context = slots[slot(thread)];
@@ -135,7 +140,7 @@ final class ThreadContexts {
         return context != null && context.thread == thread ? context : contexts.get();
     }
 
-    private static int slot(Thread thread) {
+    static int slot(Thread thread) {
         return (int) thread.threadId() & (SLOTS - 1);
     }
 
@@ -157,7 +162,7 @@ final class ThreadContexts {
     void flushAll() {
         Thread me = Thread.currentThread();
         for (ThreadContext context : all) {
-            for (RecordChannel channel : context.routes.allChannels()) {
+            for (RecordChannel channel : context.allChannels()) {
                 if (context.thread == me) {
                     channel.flush(); // bounded by the channel's timeout and the destination's liveness
                 } else {
@@ -170,7 +175,7 @@ final class ThreadContexts {
     /** At close: every context's channels, receiver and broadcast memory. */
     void closeAll() {
         for (ThreadContext context : all) {
-            for (RecordChannel channel : context.routes.allChannels()) {
+            for (RecordChannel channel : context.allChannels()) {
                 channel.close();
             }
             if (context.receiver != null) {

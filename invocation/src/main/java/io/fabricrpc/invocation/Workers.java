@@ -63,7 +63,7 @@ final class Workers {
         } finally {
             context.inProcessCalls = false;
             // Calls sent before or by this round leave no flag waiting: one lone WRITE per round at most.
-            context.routes.publishDeferredFlags();
+            context.publishDeferredFlags();
         }
     }
 
@@ -72,18 +72,18 @@ final class Workers {
         Port.advanceSuspended(); // acks reply fragments of this thread's own calls waiting below this wait
         ThreadContext context = contexts.existing();
         if (context != null) {
-            context.routes.publishDeferredFlags(); // the awaited call may be the one whose flag waits
+            context.publishDeferredFlags(); // the awaited call may be the one whose flag waits
         }
         if (context != null && context.receiving != null && !context.inProcessCalls
                 && context.nesting < ThreadContext.MAX_NESTING - 1) {
             context.nesting++; // calls run here may send: they prepare their records one level up
             // A wait inside a view's call (callReturn through an aggregator) must not lend that view to the calls
             // run here: their plain calls go through the plain channels.
-            int view = context.routes.enterView(0);
+            int view = context.enterView(0);
             try {
                 processCalls();
             } finally {
-                context.routes.enterView(view);
+                context.enterView(view);
                 context.nesting--;
             }
         }

@@ -104,7 +104,7 @@ public final class ChannelCounters implements CounterSource {
 
     /** The transmit word, then the bytes of earlier generations, then the word again: sound if it names one generation. */
     private long lvBytesSent() {
-        RecordAppender appender = messenger.appender;
+        RecordAppender appender = messenger;
         long t = appender.lvTransmit();
         long before = messenger.ring.lvBytesBefore(RecordAppender.gen(t));
         long again = appender.lvTransmit();

@@ -14,13 +14,14 @@ import java.time.Duration;
  * The sending half of a one-sided channel from one sender thread to one destination thread (Seriema's
  * {@code RDMAMessenger}): a {@link ChunkRing}, a {@link RecordAppender} and a {@link Publisher} chosen at set-up, with
  * the {@link FullPolicy} over the appender's result codes. {@link #send} frames and transmits; {@link #frame} only
- * frames (a layer above, or the agent for a quiet sender, transmits later).
+ * frames (a layer above, or the agent for a quiet sender, transmits later). It extends RecordAppender for the layout
+ * only (as JCTools builds its queues): a send reaches the window and position one dependent load sooner.
  *
  * <p>Invariant: every field here is the sender thread's; other threads touch only the publisher's transmit position,
  * by claims ({@link #transmitFromAnotherThread}). Per-sender FIFO: records are framed in order into one chunk at a
  * time, and transmitted in order by claims. Protocol: {@code package-info}; RETRY_ASYNC: {@link AsyncQueueChannel}.
  */
-public final class Messenger implements RecordChannel {
+public final class Messenger extends RecordAppender implements RecordChannel {
     private final MessagingNode node;
     private final Link link;
     private final long sender;
@@ -28,7 +29,6 @@ public final class Messenger implements RecordChannel {
     final MessengerConfig config; // ChannelCounters reads these four
     private final IdleStrategy idle;
     final ChunkRing ring;
-    final RecordAppender appender;
     private final boolean defers;
     private final boolean coalesces;
     private final ChannelCounters counters;
@@ -49,6 +49,7 @@ public final class Messenger implements RecordChannel {
         if (config.fullPolicy() == FullPolicy.RETRY_ASYNC) {
             throw new IllegalArgumentException("RETRY_ASYNC is a channel over a FAIL messenger (MessagingNode.channel)");
         }
+        super(node.transport().allocate(config.chunkSize(), RemoteAccess.NONE), config.chunkSize());
         this.node = node;
         this.link = link;
         this.sender = sender;
@@ -56,8 +57,6 @@ public final class Messenger implements RecordChannel {
         this.config = config;
         this.idle = node.idleStrategy();
         this.ring = new ChunkRing(node, link, sender, destination, config, notifyRegion, notifyOffset);
-        this.appender = new RecordAppender(node.transport().allocate(config.chunkSize(), RemoteAccess.NONE),
-                config.chunkSize());
         this.defers = !config.publicationDelay().isZero();
         this.coalesces = defers && config.coalescing();
         this.counters = new ChannelCounters(this);
@@ -76,7 +75,7 @@ public final class Messenger implements RecordChannel {
         checkPoisoned();
         try {
             if (publisher == null) {
-                publisher = ring.setUp(appender);
+                publisher = ring.setUp(this);
             }
             // The common case stays small enough to inline into the caller; full chunks do not.
             if (sendKnownInWindow(tag, writer) || sendOnce(tag, writer)) {
@@ -99,33 +98,33 @@ public final class Messenger implements RecordChannel {
     /** The commonest send, in place: known length, a mapped chunk with room and nothing pending; else false. */
     private boolean sendKnownInWindow(int tag, RecordWriter writer) {
         int length = writer.knownLength();
-        if (length <= 0 || appender.window == null || appender.sealed || mayBePending || length > appender.room()) {
+        if (length <= 0 || window == null || sealed || mayBePending || length > room()) {
             return false;
         }
         link.checkAlive();
-        appender.frameKnownAndStore(tag, writer, length);
-        appender.soTransmit(appender.gen << RecordAppender.GEN_SHIFT | appender.position); // Publisher#soIdle
+        frameKnownAndStore(tag, writer, length);
+        soTransmit(gen << RecordAppender.GEN_SHIFT | position); // Publisher#soIdle
         return true;
     }
 
     /** Frames and transmits one record, moving to the next chunk if needed; false if every chunk is full. */
     private boolean sendOnce(int tag, RecordWriter writer) {
-        if (appender.sealed && !advance()) {
+        if (sealed && !advance()) {
             return false;
         }
-        if (appender.window != null) {
+        if (window != null) {
             settle(); // records framed before go first
             link.checkAlive();
             if (!frameInChunk(tag, writer, RecordAppender.WINDOW_STORE)) {
                 return false;
             }
-            publisher.soIdle(appender.gen, appender.position); // appended stays behind: nothing to claim
+            publisher.soIdle(gen, position); // appended stays behind: nothing to claim
             return true;
         }
         if (!frameInChunk(tag, writer, RecordAppender.STAGE)) {
             return false;
         }
-        appender.soAppended();
+        soAppended();
         if (coalesces && link.isBacklogged(publisher.lastTicket())) {
             mayBePending = true; // held: the next call's WRITE, or the agent, carries it
             watched = node.watchOrWake(this, watched);
@@ -145,15 +144,15 @@ public final class Messenger implements RecordChannel {
         link.checkAlive(); // a fenced or failed peer refuses the call now, not when the batch goes out
         int length = writer.knownLength();
         try {
-            if (publisher != null && length > 0 && !appender.sealed && length <= appender.room()) {
-                appender.frameKnown(tag, writer, length, placement()); // the common case, inlined into the caller
-                appender.soAppended();
+            if (publisher != null && length > 0 && !sealed && length <= room()) {
+                frameKnown(tag, writer, length, placement()); // the common case, inlined into the caller
+                soAppended();
                 mayBePending = true;
                 recordsSent++;
                 return true;
             }
             if (publisher == null) {
-                publisher = ring.setUp(appender);
+                publisher = ring.setUp(this);
             }
             if (frameOnce(tag, writer)) {
                 recordsSent++;
@@ -166,18 +165,18 @@ public final class Messenger implements RecordChannel {
     }
 
     private boolean frameOnce(int tag, RecordWriter writer) {
-        if (appender.sealed && !advance() || !frameInChunk(tag, writer, PLACE)) {
+        if (sealed && !advance() || !frameInChunk(tag, writer, PLACE)) {
             return false;
         }
-        appender.soAppended();
+        soAppended();
         mayBePending = true;
         return true;
     }
 
     /** Where a frame-only record goes (staging, or the mapped chunk with its header held or stored). */
     private int placement() {
-        return appender.window == null ? RecordAppender.STAGE
-                : appender.placement(appender.lvTransmit() == Publisher.word(appender.gen, appender.position, false));
+        return window == null ? RecordAppender.STAGE
+                : placement(lvTransmit() == Publisher.word(gen, position, false));
     }
 
     /**
@@ -185,14 +184,14 @@ public final class Messenger implements RecordChannel {
      * if the record does not fit the rest; false if none is free.
      */
     private boolean frameInChunk(int tag, RecordWriter writer, int how) {
-        if (appender.frame(tag, writer, how == PLACE ? placement() : how) == RecordAppender.APPENDED) {
+        if (frame(tag, writer, how == PLACE ? placement() : how) == RecordAppender.APPENDED) {
             return true;
         }
-        if (appender.position != 0 && !advance()) {
+        if (position != 0 && !advance()) {
             return false;
         }
-        int framed = appender.position != 0 ? RecordAppender.DOES_NOT_FIT
-                : appender.frame(tag, writer, how == PLACE ? placement() : how);
+        int framed = position != 0 ? RecordAppender.DOES_NOT_FIT
+                : frame(tag, writer, how == PLACE ? placement() : how);
         if (framed != RecordAppender.APPENDED) {
             throw oversize(); // an empty chunk is too small for it
         }
@@ -205,7 +204,7 @@ public final class Messenger implements RecordChannel {
         if (config.fullPolicy() == FullPolicy.FAIL) {
             return false;
         }
-        ring.awaitSpace(appender, publisher, idle, waitHelper, recordsSent);
+        ring.awaitSpace(this, publisher, idle, waitHelper, recordsSent);
         mayBePending = false;
         if (!(transmit ? sendOnce(tag, writer) : frameOnce(tag, writer))) {
             throw oversize();
@@ -221,18 +220,18 @@ public final class Messenger implements RecordChannel {
     public long writeFramed(LocalRegion source, long offset, long length) {
         checkPoisoned();
         if (publisher == null) {
-            publisher = ring.setUp(appender);
+            publisher = ring.setUp(this);
         }
         transmit(); // and any waiting flag: the framed batch comes from another region and cannot carry it
-        if (appender.sealed && !advance()) {
+        if (sealed && !advance()) {
             return 0;
         }
-        long prefix = ChunkLayout.framedPrefix(source.segment(), offset, length, appender.recordCapacity - appender.position);
+        long prefix = ChunkLayout.framedPrefix(source.segment(), offset, length, recordCapacity - position);
         if (prefix == 0) {
-            if (appender.position == 0 || !advance()) {
+            if (position == 0 || !advance()) {
                 return 0;
             }
-            prefix = ChunkLayout.framedPrefix(source.segment(), offset, length, appender.recordCapacity);
+            prefix = ChunkLayout.framedPrefix(source.segment(), offset, length, recordCapacity);
         }
         publisher.transmitFramed(source, offset, prefix >>> 32); // nothing is pending (above)
         recordsSent += prefix & 0xFFFF_FFFFL;
@@ -263,12 +262,12 @@ public final class Messenger implements RecordChannel {
 
     /** Sender thread: the transmit position ({@code gen << 34 | offset}, flag bits included); moves with transmission. */
     public long transmitPosition() {
-        return appender.lvTransmit();
+        return lvTransmit();
     }
 
     /** Sender thread: bytes framed into the current chunk and not transmitted, given {@link #transmitPosition()}. */
     public long framedBytes(long transmitPosition) {
-        return Math.max(0, appender.position - RecordAppender.offset(transmitPosition));
+        return Math.max(0, position - RecordAppender.offset(transmitPosition));
     }
 
     /** Any thread: the transmit position while records (or a flag) wait, else -1; a hint that moves with them. */
@@ -296,7 +295,7 @@ public final class Messenger implements RecordChannel {
 
     /** Seals the current chunk (transmitting what is pending) and moves on if the next is free. */
     private boolean advance() {
-        boolean moved = ring.advance(appender, publisher, recordsSent);
+        boolean moved = ring.advance(this, publisher, recordsSent);
         mayBePending = false;
         return moved;
     }
@@ -382,7 +381,7 @@ public final class Messenger implements RecordChannel {
             publisher.transmitAndKeepClaim();
         }
         node.unwatchDeferred(this);
-        appender.staging.close();
+        staging.close();
     }
 
     @Override

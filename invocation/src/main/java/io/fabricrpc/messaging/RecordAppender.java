@@ -19,8 +19,9 @@ import java.lang.invoke.VarHandle;
  * IN_STAGING? | position}) is stored with release after the records it covers, and is the only word of this class
  * another thread reads, with {@code held} (a window batch's first header, stored before it) and the chunk/window of
  * its generation. Owner (sending) thread only writes them; the publisher's transmit position is stored here too.
+ * {@link Messenger} is the only subclass, for its field layout.
  */
-final class RecordAppender {
+class RecordAppender {
     static final int APPENDED = 1;
     /** The record does not fit the rest of the current chunk; nothing was written. */
     static final int DOES_NOT_FIT = 0;

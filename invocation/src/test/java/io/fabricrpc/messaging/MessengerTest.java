@@ -777,7 +777,7 @@ public abstract class MessengerTest {
             try (LocalRegion lie = senderEndpoint.allocate(8, RemoteAccess.NONE)) {
                 lie.segment().set(ValueLayout.JAVA_INT, 0, ChunkLayout.header(1 << 20, 0));
                 bad.link().awaitCompletion(bad.link().writePublished(lie, 0, bad.ring.current(),
-                        ChunkLayout.DATA_OFFSET + bad.appender.position, 4));
+                        ChunkLayout.DATA_OFFSET + bad.position, 4));
             }
             receiver.processCalls(checker);
             assertEquals(1, errors.size());

@@ -125,19 +125,13 @@ public final class FabricRuntime implements Fabric {
 
     /** {@link ThreadContexts#context()} with the slots read from here: one dependent load fewer per call. */
     private ThreadContext callingContext() {
-        Thread thread = Thread.currentThread();
-        ThreadContext context = slots[ThreadContexts.slot(thread)];
-        return context != null && context.thread == thread ? context : contexts.context();
+        ThreadContext context = ThreadContexts.inSlot(slots, Thread.currentThread());
+        return context != null ? context : contexts.context();
     }
 
     /** {@link Routes.Network#globalIndex} from this object's own copy of the job's shape. */
     private int globalIndex(ThreadId dest) {
-        int rank = dest.rank();
-        int thread = dest.threadIndex();
-        if (rank < 0 || rank >= jobSize || thread < 0 || thread >= jobThreads) {
-            return network.globalIndex(dest); // throws, naming the job's shape
-        }
-        return rank * jobThreads + thread;
+        return Routes.Network.globalIndex(dest, jobSize, jobThreads);
     }
 
     @Override

@@ -281,11 +281,18 @@ class Routes {
 
         /** {@code dest}'s index among all worker threads of the job, checked. */
         int globalIndex(ThreadId dest) {
-            if (dest.rank() < 0 || dest.rank() >= size || dest.threadIndex() < 0 || dest.threadIndex() >= threads) {
+            return globalIndex(dest, size, threads);
+        }
+
+        /** {@code dest}'s index among the workers of a job of {@code size} processes x {@code threads}, checked. */
+        static int globalIndex(ThreadId dest, int size, int threads) {
+            int rank = dest.rank();
+            int thread = dest.threadIndex();
+            if (rank < 0 || rank >= size || thread < 0 || thread >= threads) {
                 throw new IllegalArgumentException("no worker " + dest + " in a job of " + size + " processes x "
                         + threads + " threads");
             }
-            return dest.rank() * threads + dest.threadIndex();
+            return rank * threads + thread;
         }
 
         /** Adds a view whose channels {@code factory} makes; returns its number. */

@@ -113,9 +113,14 @@ final class ThreadContexts {
     }
 
     ThreadContext context() {
-        Thread thread = Thread.currentThread();
+        ThreadContext context = inSlot(slots, Thread.currentThread());
+        return context != null ? context : contextSlow();
+    }
+
+    /** {@code thread}'s context if its slot in {@code slots} holds it, else null (three dependent loads). */
+    static ThreadContext inSlot(ThreadContext[] slots, Thread thread) {
         ThreadContext context = slots[slot(thread)];
-        return context != null && context.thread == thread ? context : contextSlow();
+        return context != null && context.thread == thread ? context : null;
     }
 
     private ThreadContext contextSlow() {
@@ -140,7 +145,7 @@ final class ThreadContexts {
         return context != null && context.thread == thread ? context : contexts.get();
     }
 
-    static int slot(Thread thread) {
+    private static int slot(Thread thread) {
         return (int) thread.threadId() & (SLOTS - 1);
     }
 

@@ -137,13 +137,13 @@ final class JitDirectives {
                 STRING_ARRAY));
     }
 
-    /** The inline patterns of {@value #RESOURCE}, e.g. {@code +io/fabricrpc/invocation/FabricView.call}. */
+    /** The inline patterns of {@value #RESOURCE}: {@code +} forces inlining, {@code -} forbids it. */
     static List<String> inlinePatterns() throws IOException {
         List<String> patterns = new ArrayList<>();
         try (InputStream in = JitDirectives.class.getResourceAsStream(RESOURCE)) {
             for (String line : new String(in.readAllBytes(), java.nio.charset.StandardCharsets.UTF_8).split("\n")) {
                 String t = line.strip();
-                if (t.startsWith("\"+")) {
+                if (t.startsWith("\"+") || t.startsWith("\"-")) {
                     patterns.add(t.substring(1, t.indexOf('"', 1)));
                 }
             }

@@ -34,8 +34,11 @@ public final class Messenger extends RecordAppender implements RecordChannel {
     private final ChannelCounters counters;
 
     private static final int PLACE = -1;
+    /** Sends and frames between two looks at the poison word: inlined into every call, a look's checks cost more. */
+    static final int POISON_LOOK_PERIOD = 64;
 
     // ---- sender thread ----
+    private int callsUntilLook; // counts down to the next look at the poison word: 0, the first call looks
     private Publisher publisher; // chosen at set-up, from whether the transport maps the first chunk
     private boolean mayBePending; // records framed since this thread last saw nothing pending
     long recordsSent; // also the counters' "calls sent": ChannelCounters reads it opaque, nothing is added per call
@@ -72,7 +75,7 @@ public final class Messenger extends RecordAppender implements RecordChannel {
     @Override
     public boolean send(int tag, RecordWriter writer) {
         RecordAppender.checkTag(tag);
-        checkPoisoned();
+        lookAtPoisonNowAndThen();
         try {
             if (publisher == null) {
                 publisher = ring.setUp(this);
@@ -140,7 +143,7 @@ public final class Messenger extends RecordAppender implements RecordChannel {
     /** Frames one record, untransmitted (the next transmit, send, seal or claim carries it); FullPolicy when full. */
     public boolean frame(int tag, RecordWriter writer) {
         RecordAppender.checkTag(tag);
-        checkPoisoned();
+        lookAtPoisonNowAndThen();
         link.checkAlive(); // a fenced or failed peer refuses the call now, not when the batch goes out
         int length = writer.knownLength();
         try {
@@ -179,10 +182,7 @@ public final class Messenger extends RecordAppender implements RecordChannel {
                 : placement(lvTransmit() == Publisher.word(gen, position, false));
     }
 
-    /**
-     * Frames into the current chunk ({@code how}, or {@link #PLACE}: a frame-only record's placement), or the next one
-     * if the record does not fit the rest; false if none is free.
-     */
+    /** Frames into the current chunk ({@code how}, or {@link #PLACE}), or the next one if needed; false if none free. */
     private boolean frameInChunk(int tag, RecordWriter writer, int how) {
         if (frame(tag, writer, how == PLACE ? placement() : how) == RecordAppender.APPENDED) {
             return true;
@@ -312,9 +312,7 @@ public final class Messenger extends RecordAppender implements RecordChannel {
     public int chunkCount() { return ring.size(); } // chunks held in the receiver: c, growing to cMax
 
     /** Work the sender does while RETRY waits for space (running calls addressed to it: no mutual deadlock). */
-    public void whileWaiting(Runnable helper) {
-        this.waitHelper = helper;
-    }
+    public void whileWaiting(Runnable helper) { this.waitHelper = helper; }
 
     public void helpWhileWaiting() { waitHelper.run(); }
 
@@ -329,8 +327,16 @@ public final class Messenger extends RecordAppender implements RecordChannel {
     public long consumedRecords() { return ring.consumedRecords(); }
 
     @Override
-    public void checkPoisoned() { // one local acquiring load: the receiver's poison word, 0 while the channel is open
+    public void checkPoisoned() { // any thread: one local acquiring load, the receiver's poison word
         ring.checkOpen(recordsSent);
+    }
+
+    /** A look at the first send or frame, every POISON_LOOK_PERIOD, and at every one once any look saw the poison. */
+    private void lookAtPoisonNowAndThen() {
+        if (--callsUntilLook < 0 || ring.lpPoisonSeen()) {
+            callsUntilLook = POISON_LOOK_PERIOD - 1;
+            checkPoisoned();
+        }
     }
 
     /** TAG_NOTIFY records whose handler threw, pushed before their consumed count. */

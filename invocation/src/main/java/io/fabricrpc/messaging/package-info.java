@@ -75,7 +75,9 @@
  * channel's poison word in the sender's notification slot: a {@link io.fabricrpc.messaging.PoisonReason} code and the
  * number of records run before that point, written once by the destination thread as one inline write whose code
  * byte lands last, after a short text. The sender loads the code byte (acquire, local memory: no remote operation)
- * at each send, frame and framed write, and in its RETRY wait; once it is set, every call on the channel throws
+ * at its first send or frame and then every {@code Messenger.POISON_LOOK_PERIOD} (64) of them, at each framed write,
+ * and in its RETRY and synchronizer waits. The first look to find it set says so by CAS (a flag set once), and from
+ * then on every call on the channel throws
  * {@link io.fabricrpc.messaging.ChannelPoisonedException} naming the receiver, the reason and the calls accepted
  * but not run (accepted minus run), and synchronizers waiting on the channel fail. Calls accepted between the
  * poisoning and the sender's next look are among those counted as not run: none of them is reported as sent.

@@ -845,13 +845,60 @@ public abstract class MessengerTest {
                 assertEquals(3, e.ranBeforePoisoning());
                 assertTrue(e.getMessage().contains(variant == 0 ? "lacks the length marks" : "beyond the chunk"),
                         e.getMessage());
-                // Calls accepted until the poison word landed here were not run either (7 when it lands at once).
+                // Calls accepted until this sender looked at the poison word were not run either.
                 assertEquals(bad.recordsSent() - 3, e.notRun(), e.getMessage());
                 assertTrue(e.notRun() >= 4, e.getMessage());
                 assertTrue(e.getMessage().contains("1/7") && e.getMessage().contains(e.notRun() + " of the "
                         + bad.recordsSent() + " calls accepted here were not run"), e.getMessage());
                 assertThrows(ChannelPoisonedException.class, () -> bad.send(record(sender, 99, 0)), "and stays so");
                 assertEquals(1, errors.size(), "reported once: " + errors);
+            }
+        }
+    }
+
+    /**
+     * Send and frame look at the poison word every POISON_LOOK_PERIOD calls: a sender learns within that many calls
+     * of its landing, and at its very next call once any look (a synchronizer's) found it.
+     */
+    @Test
+    void aPoisonedSenderLearnsWithinTheLookPeriodAndAtOnceAfterAnyLookFoundIt() {
+        ConcurrentLinkedQueue<Throwable> errors = new ConcurrentLinkedQueue<>();
+        receiver.onError((sender, error) -> errors.add(error));
+        for (long sender = 27; sender <= 28; sender++) {
+            errors.clear();
+            try (Messenger messenger = messenger(sender, MessengerConfig.defaults())) {
+                assertTrue(messenger.send(9, record(sender, 0, 0))); // a kind this receiver does not know
+                processUntilError((from, tag, record, offset, length) -> {
+                    throw new RecordRejectedException(PoisonReason.UNKNOWN_KIND, "unknown kind " + tag, null);
+                }, errors);
+                long deadline = System.nanoTime() + 10_000_000_000L;
+                while (!messenger.ring.poisoned()) { // a look that tells no one: writes may land late
+                    assertTrue(System.nanoTime() < deadline, "the poison word never landed");
+                    Thread.onSpinWait();
+                }
+                if (sender == 28) { // a synchronizer's look (any thread) found it: the next call fails
+                    assertThrows(ChannelPoisonedException.class, messenger::checkPoisoned);
+                    assertThrows(ChannelPoisonedException.class, () -> messenger.send(record(28, 1, 0)));
+                    assertThrows(ChannelPoisonedException.class, () -> messenger.frame(0, record(28, 2, 0)));
+                    assertEquals(1, messenger.recordsSent(), "nothing accepted once the poison was seen");
+                    continue;
+                }
+                int accepted = 0;
+                ChannelPoisonedException e = null;
+                while (e == null) {
+                    try {
+                        assertTrue(messenger.send(record(sender, 1 + accepted, 0)));
+                        accepted++;
+                    } catch (ChannelPoisonedException poisoned) {
+                        e = poisoned;
+                    }
+                }
+                assertTrue(accepted < Messenger.POISON_LOOK_PERIOD, accepted + " calls accepted after it landed");
+                assertEquals(1 + accepted, e.notRun(), e.getMessage());
+                for (int i = 0; i < 3; i++) {
+                    assertThrows(ChannelPoisonedException.class, () -> messenger.send(record(27, 99, 0)),
+                            "every call, once seen");
+                }
             }
         }
     }

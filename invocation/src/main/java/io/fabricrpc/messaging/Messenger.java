@@ -34,7 +34,7 @@ public final class Messenger extends RecordAppender implements RecordChannel {
     private final ChannelCounters counters;
 
     private static final int PLACE = -1;
-    /** Sends and frames between two looks at the poison word: inlined into every call, a look's checks cost more. */
+    /** Sends between two looks at the poison word: inlined into every call, a look's checks cost more. */
     static final int POISON_LOOK_PERIOD = 64;
 
     // ---- sender thread ----
@@ -66,11 +66,10 @@ public final class Messenger extends RecordAppender implements RecordChannel {
     }
 
     /**
-     * Sends one record with {@code tag} (0..{@link ChunkLayout#MAX_APPLICATION_TAG}, optionally with
-     * {@link ChunkLayout#TAG_NOTIFY}); its sequence number is {@link #recordsSent()} right after. False only under FAIL
-     * with every chunk full; a {@link MessagingException} if it cannot fit an empty chunk, the receiver frees none
-     * within the timeout (RETRY) or allocation fails; {@link ChannelPoisonedException} if the receiver dropped the
-     * channel; {@link io.fabricrpc.api.PeerFailedException} if it is gone.
+     * Sends one record with {@code tag} (0..{@link ChunkLayout#MAX_APPLICATION_TAG}, optionally | TAG_NOTIFY); its
+     * sequence number is {@link #recordsSent()} right after. False only under FAIL with every chunk full; a
+     * {@link MessagingException} if it cannot fit an empty chunk, no chunk frees within the timeout (RETRY) or allocation
+     * fails; {@link ChannelPoisonedException} if the receiver dropped the channel; PeerFailedException if it is gone.
      */
     @Override
     public boolean send(int tag, RecordWriter writer) {
@@ -140,20 +139,26 @@ public final class Messenger extends RecordAppender implements RecordChannel {
         return true;
     }
 
-    /** Frames one record, untransmitted (the next transmit, send, seal or claim carries it); FullPolicy when full. */
+    /**
+     * Frames one record, untransmitted (a transmit, send, seal or claim carries it later); FullPolicy when full. Looks at
+     * the poison word and the link when a batch starts (nothing pending); each transmission looks at the link again.
+     */
     public boolean frame(int tag, RecordWriter writer) {
         RecordAppender.checkTag(tag);
-        lookAtPoisonNowAndThen();
-        link.checkAlive(); // a fenced or failed peer refuses the call now, not when the batch goes out
         int length = writer.knownLength();
         try {
             if (publisher != null && length > 0 && !sealed && length <= room()) {
-                frameKnown(tag, writer, length, placement()); // the common case, inlined into the caller
+                boolean starts = lvTransmit() == Publisher.word(gen, position, false);
+                if (starts) {
+                    lookBeforeABatch();
+                }
+                frameKnown(tag, writer, length, window == null ? RecordAppender.STAGE : placement(starts));
                 soAppended();
                 mayBePending = true;
                 recordsSent++;
                 return true;
             }
+            lookBeforeABatch();
             if (publisher == null) {
                 publisher = ring.setUp(this);
             }
@@ -166,6 +171,9 @@ public final class Messenger extends RecordAppender implements RecordChannel {
             throw memoryFault(fault);
         }
     }
+
+    /** A fenced or failed peer, or a dropped channel, refuses a batch before its first record is framed. */
+    private void lookBeforeABatch() { checkPoisoned(); link.checkAlive(); }
 
     private boolean frameOnce(int tag, RecordWriter writer) {
         if (sealed && !advance() || !frameInChunk(tag, writer, PLACE)) {
@@ -270,10 +278,10 @@ public final class Messenger extends RecordAppender implements RecordChannel {
         return Math.max(0, position - RecordAppender.offset(transmitPosition));
     }
 
-    /** Any thread: the transmit position while records (or a flag) wait, else -1; a hint that moves with them. */
+    /** Any thread: the transmit position while records (or a flag) wait to go out over a live link, else -1; a hint. */
     public long pendingHint() {
         Publisher p = publisher;
-        return p != null && p.pending() ? p.lvTransmit() : -1;
+        return p != null && p.pending() && link.isAlive() ? p.lvTransmit() : -1;
     }
 
     /** Agent thread, every tick: transmits what has not moved since its previous look. @return true to look again */
@@ -331,7 +339,7 @@ public final class Messenger extends RecordAppender implements RecordChannel {
         ring.checkOpen(recordsSent);
     }
 
-    /** A look at the first send or frame, every POISON_LOOK_PERIOD, and at every one once any look saw the poison. */
+    /** A look at the first send, every POISON_LOOK_PERIOD sends, and at every one once any look saw the poison. */
     private void lookAtPoisonNowAndThen() {
         if (--callsUntilLook < 0 || ring.lpPoisonSeen()) {
             callsUntilLook = POISON_LOOK_PERIOD - 1;
@@ -348,15 +356,10 @@ public final class Messenger extends RecordAppender implements RecordChannel {
 
     /** The ticket of the latest write for this messenger, by any claimant ({@link Link#isComplete}). */
     @Override
-    public long lastTicket() {
-        Publisher p = publisher;
-        return p == null ? 0 : p.lastTicket();
-    }
+    public long lastTicket() { return publisher == null ? 0 : publisher.lastTicket(); } // set once, never reset
 
     /** This channel's counters (calls and bytes sent, chunks, ring full, RETRY waits, RETRY_ASYNC hook). */
-    public ChannelCounters counters() {
-        return counters;
-    }
+    public ChannelCounters counters() { return counters; }
 
     public FullPolicy fullPolicy() { return config.fullPolicy(); }
 
@@ -365,8 +368,7 @@ public final class Messenger extends RecordAppender implements RecordChannel {
 
     @Override
     public long bufferedBytes() { // framed but not transmitted, records whose flag waits included
-        Publisher p = publisher;
-        return p == null ? 0 : p.pendingBytes();
+        return publisher == null ? 0 : publisher.pendingBytes();
     }
 
     public long maxPayload() { return ChunkLayout.maxPayload(config.chunkSize()); } // what one record can carry: an empty chunk, or the header's limit

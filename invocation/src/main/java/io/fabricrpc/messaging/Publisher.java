@@ -62,8 +62,12 @@ abstract sealed class Publisher permits WindowPublisher, StagedPublisher {
      */
     abstract long transmitClaimed(long claimed, long appendedWord, boolean defer, boolean owner);
 
-    /** Owner: transmits everything framed (and a waiting flag, unless {@code defer}), claiming first. */
+    /**
+     * Owner: transmits everything framed (and a waiting flag, unless {@code defer}), claiming first. A fenced or failed
+     * link throws {@link PeerFailedException} first: nothing framed after a verdict leaves, even into a mapped chunk.
+     */
     final void transmit(boolean defer) {
+        link.checkAlive();
         long claimed = claim();
         long next = claimed;
         try {
@@ -92,7 +96,9 @@ abstract sealed class Publisher permits WindowPublisher, StagedPublisher {
     final void transmitAndKeepClaim() {
         try {
             long claimed = claim();
-            transmitClaimed(claimed, appender.lvAppended(), false, true);
+            if (link.isAlive()) { // a fenced peer gets nothing framed after the verdict
+                transmitClaimed(claimed, appender.lvAppended(), false, true);
+            }
             link.awaitCompletion(lastTicket());
         } catch (RuntimeException e) {
             // the destination is gone or the link failed: nothing more to deliver
@@ -135,14 +141,14 @@ abstract sealed class Publisher permits WindowPublisher, StagedPublisher {
 
     /**
      * Any thread: transmits what is pending (records framed and a waiting flag), if nobody else is transmitting. Never
-     * waits. A failed link is left to the owner, who learns it at its next call.
+     * waits. A fenced or failed link transmits nothing: it is left to the owner, who learns it at its next call.
      *
      * @return true if something was pending and this thread transmitted it
      */
     final boolean transmitIfPending() {
         long appendedWord = appender.lvAppended(); // before the transmit word: see soIdle
         long v = lvTransmit();
-        if (!isPending(v, appendedWord) || !appender.casTransmit(v, v | BUSY)) {
+        if (!isPending(v, appendedWord) || !link.isAlive() || !appender.casTransmit(v, v | BUSY)) {
             return false;
         }
         long next = v;
@@ -164,7 +170,7 @@ abstract sealed class Publisher permits WindowPublisher, StagedPublisher {
     final boolean transmitIfStale() {
         long appendedWord = appender.lvAppended();
         long v = lvTransmit();
-        if (!isPending(v, appendedWord)) {
+        if (!isPending(v, appendedWord) || !link.isAlive()) { // a dead link's owner learns it at its next call
             agentSeenTransmit = -1;
             return (v & BUSY) != 0;
         }

@@ -75,12 +75,18 @@
  * channel's poison word in the sender's notification slot: a {@link io.fabricrpc.messaging.PoisonReason} code and the
  * number of records run before that point, written once by the destination thread as one inline write whose code
  * byte lands last, after a short text. The sender loads the code byte (acquire, local memory: no remote operation)
- * at its first send or frame and then every {@code Messenger.POISON_LOOK_PERIOD} (64) of them, at each framed write,
- * and in its RETRY and synchronizer waits. The first look to find it set says so by CAS (a flag set once), and from
- * then on every call on the channel throws
+ * at its first send and then every {@code Messenger.POISON_LOOK_PERIOD} (64) sends, at each frame that starts a
+ * batch (nothing pending), at each framed write, and in its RETRY and synchronizer waits. The first look to find it
+ * set says so by CAS (a flag set once), and from then on every send on the channel throws
  * {@link io.fabricrpc.messaging.ChannelPoisonedException} naming the receiver, the reason and the calls accepted
  * but not run (accepted minus run), and synchronizers waiting on the channel fail. Calls accepted between the
  * poisoning and the sender's next look are among those counted as not run: none of them is reported as sent.
+ *
+ * <h2>Failed and fenced peers</h2>
+ * A send looks at its link before it stores or posts a record. A frame looks when it starts a batch, and every
+ * transmission of framed records looks again (the owner's throws {@link io.fabricrpc.api.PeerFailedException}, another
+ * thread's and close's transmit nothing): records framed into the batch open at a verdict never leave, even into a
+ * mapped chunk, and the call, flush or wait that would send them throws.
  * The sequence is per chunk rather than per record: 4 bytes per record would grow an 8-byte call's record from 16
  * to 20 bytes, whereas the chunk's words cost one 16-byte inline write (or its stores) per chunk. The price: the
  * words are checked when the chunk is finished, so the records of a misnumbered chunk may have run by then; the

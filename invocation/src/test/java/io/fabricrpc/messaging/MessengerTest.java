@@ -903,6 +903,41 @@ public abstract class MessengerTest {
         }
     }
 
+    /**
+     * A framing sender (TRADITIONAL batches) looks at the link when a batch starts, and every transmission looks again:
+     * nothing framed into the open batch after a verdict leaves, by the sender, another thread or close; the sender's
+     * transmit and flush throw, and a batch that would start is refused at once.
+     */
+    @Test
+    void nothingFramedAfterAVerdictLeavesAndTheNextBatchIsRefused() {
+        OrderChecker checker = new OrderChecker();
+        try (Messenger messenger = messenger(33, MessengerConfig.defaults());
+             Messenger other = messenger(34, MessengerConfig.defaults())) {
+            for (int i = 0; i < 3; i++) {
+                assertTrue(messenger.frame(0, knownRecord(33, i, 0)));
+            }
+            messenger.transmit();
+            assertTrue(other.send(0, knownRecord(34, 0, 0)));
+            drain(checker, 4);
+            assertTrue(messenger.frame(0, knownRecord(33, 3, 0))); // the batch open when the verdict comes
+            messenger.link().fence("declared failed by the test");
+            other.link().fence("declared failed by the test"); // the same link, unless a test transport wraps it
+            assertTrue(messenger.frame(0, knownRecord(33, 4, 200)), "the open batch still takes calls");
+            assertFalse(messenger.transmitFromAnotherThread(), "another thread transmits nothing after the verdict");
+            assertEquals(-1, messenger.pendingHint(), "the agent does not watch a batch that cannot go out");
+            assertThrows(io.fabricrpc.api.PeerFailedException.class, messenger::transmit);
+            assertThrows(io.fabricrpc.api.PeerFailedException.class, messenger::flush);
+            assertThrows(io.fabricrpc.api.PeerFailedException.class, () -> other.frame(0, knownRecord(34, 1, 0)),
+                    "a batch that would start");
+            assertEquals(5, messenger.recordsSent());
+        }
+        for (int poll = 0; poll < 2_000; poll++) {
+            receiver.processCalls(checker);
+        }
+        assertEquals(4, checker.total, "records framed into the batch open at the verdict ran");
+        assertNull(checker.error);
+    }
+
     @Test
     void aRejectedRecordPoisonsTheChannelAndNothingBehindItRuns() {
         ConcurrentLinkedQueue<Throwable> errors = new ConcurrentLinkedQueue<>();

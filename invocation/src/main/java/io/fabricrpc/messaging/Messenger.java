@@ -76,9 +76,7 @@ public final class Messenger extends RecordAppender implements RecordChannel {
         RecordAppender.checkTag(tag);
         lookAtPoisonNowAndThen();
         try {
-            if (publisher == null) {
-                publisher = ring.setUp(this);
-            }
+            setUpOnce();
             // The common case stays small enough to inline into the caller; full chunks do not.
             if (sendKnownInWindow(tag, writer) || sendOnce(tag, writer)) {
                 recordsSent++;
@@ -89,6 +87,8 @@ public final class Messenger extends RecordAppender implements RecordChannel {
             throw memoryFault(fault);
         }
     }
+
+    private void setUpOnce() { if (publisher == null) { publisher = ring.setUp(this); } } // the first chunks, lazily
 
     /** The transport fails the link whose file is gone (PeerFailedException from here), or the fault is named. */
     private RuntimeException memoryFault(InternalError fault) {
@@ -159,9 +159,7 @@ public final class Messenger extends RecordAppender implements RecordChannel {
                 return true;
             }
             lookBeforeABatch();
-            if (publisher == null) {
-                publisher = ring.setUp(this);
-            }
+            setUpOnce();
             if (frameOnce(tag, writer)) {
                 recordsSent++;
                 return true;
@@ -227,9 +225,7 @@ public final class Messenger extends RecordAppender implements RecordChannel {
      */
     public long writeFramed(LocalRegion source, long offset, long length) {
         checkPoisoned();
-        if (publisher == null) {
-            publisher = ring.setUp(this);
-        }
+        setUpOnce();
         transmit(); // and any waiting flag: the framed batch comes from another region and cannot carry it
         if (sealed && !advance()) {
             return 0;
@@ -356,7 +352,10 @@ public final class Messenger extends RecordAppender implements RecordChannel {
 
     /** The ticket of the latest write for this messenger, by any claimant ({@link Link#isComplete}). */
     @Override
-    public long lastTicket() { return publisher == null ? 0 : publisher.lastTicket(); } // set once, never reset
+    public long lastTicket() {
+        Publisher p = publisher; // one read: other threads call this
+        return p == null ? 0 : p.lastTicket();
+    }
 
     /** This channel's counters (calls and bytes sent, chunks, ring full, RETRY waits, RETRY_ASYNC hook). */
     public ChannelCounters counters() { return counters; }
@@ -368,7 +367,8 @@ public final class Messenger extends RecordAppender implements RecordChannel {
 
     @Override
     public long bufferedBytes() { // framed but not transmitted, records whose flag waits included
-        return publisher == null ? 0 : publisher.pendingBytes();
+        Publisher p = publisher; // one read: other threads call this
+        return p == null ? 0 : p.pendingBytes();
     }
 
     public long maxPayload() { return ChunkLayout.maxPayload(config.chunkSize()); } // what one record can carry: an empty chunk, or the header's limit

@@ -81,16 +81,16 @@
  * {@link io.fabricrpc.messaging.ChannelPoisonedException} naming the receiver, the reason and the calls accepted
  * but not run (accepted minus run), and synchronizers waiting on the channel fail. Calls accepted between the
  * poisoning and the sender's next look are among those counted as not run: none of them is reported as sent.
+ * The sequence is per chunk rather than per record: 4 bytes per record would grow an 8-byte call's record from 16
+ * to 20 bytes, whereas the chunk's words cost one 16-byte inline write (or its stores) per chunk. The price: the
+ * words are checked when the chunk is finished, so the records of a misnumbered chunk may have run by then; the
+ * poison word then says how many did.
  *
  * <h2>Failed and fenced peers</h2>
  * A send looks at its link before it stores or posts a record. A frame looks when it starts a batch, and every
  * transmission of framed records looks again (the owner's throws {@link io.fabricrpc.api.PeerFailedException}, another
  * thread's and close's transmit nothing): records framed into the batch open at a verdict never leave, even into a
  * mapped chunk, and the call, flush or wait that would send them throws.
- * The sequence is per chunk rather than per record: 4 bytes per record would grow an 8-byte call's record from 16
- * to 20 bytes, whereas the chunk's words cost one 16-byte inline write (or its stores) per chunk. The price: the
- * words are checked when the chunk is finished, so the records of a misnumbered chunk may have run by then; the
- * poison word then says how many did.
  */
 package io.fabricrpc.messaging;
 

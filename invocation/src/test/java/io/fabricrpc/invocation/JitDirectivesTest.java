@@ -57,6 +57,27 @@ class JitDirectivesTest {
         }
     }
 
+    /**
+     * The root pom's optional benchmark flags (fabricrpc.jit.flags) repeat the directives as CompileCommands for a
+     * JVM that does not join: the two lists must name the same methods.
+     */
+    @Test
+    void thePomsCompileCommandsRepeatEveryDirective() throws Exception {
+        String pom = java.nio.file.Files.readString(java.nio.file.Path.of("..", "pom.xml"));
+        java.util.regex.Matcher flags = java.util.regex.Pattern
+                .compile("<fabricrpc.jit.flags>(.*)</fabricrpc.jit.flags>").matcher(pom);
+        assertTrue(flags.find(), "no <fabricrpc.jit.flags> in the root pom");
+        List<String> commands = Arrays.stream(flags.group(1).trim().split("\\s+"))
+                .filter(f -> f.startsWith("-XX:CompileCommand=inline,") || f.startsWith("-XX:CompileCommand=dontinline,"))
+                .map(f -> f.substring("-XX:CompileCommand=".length()))
+                .sorted().toList();
+        List<String> fromDirectives = JitDirectives.inlinePatterns().stream()
+                .map(p -> (p.startsWith("+") ? "inline," : "dontinline,")
+                        + p.substring(1, p.lastIndexOf('.')).replace('/', '.') + "::" + p.substring(p.lastIndexOf('.') + 1))
+                .sorted().toList();
+        assertEquals(fromDirectives, commands);
+    }
+
     @Test
     void thisJvmTakesTheDirectivesWithEveryPattern() throws Exception {
         JitDirectives.Outcome outcome = JitDirectives.await(JitDirectives.installOnce(Map.of()));

@@ -46,9 +46,20 @@ class MemlockLimitTest {
                 + " --enable-native-access=ALL-UNNAMED " + RdmaTestSupport.JVM_FLAGS_EXPORTS + " -Xmx128m"
                 + " -XX:ErrorFile=" + errorFile + " -cp '" + System.getProperty("java.class.path") + "' "
                 + MemlockProbe.class.getName() + " " + address.getAddress().getHostAddress() + " " + address.getPort();
-        Process p = new ProcessBuilder(List.of("bash", "-c", cmd)).redirectErrorStream(true).start();
-        String out = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
-        assertTrue(p.waitFor(120, TimeUnit.SECONDS), "probe did not finish");
-        return out;
+        Path log = Files.createTempFile("memlock-probe", ".log");
+        try {
+            // Output to a file, so that a probe that hangs ends the wait at the bound instead of blocking a read.
+            Process p = new ProcessBuilder(List.of("bash", "-c", cmd)).redirectErrorStream(true)
+                    .redirectOutput(log.toFile()).start();
+            boolean finished = p.waitFor(120, TimeUnit.SECONDS);
+            if (!finished) {
+                p.destroyForcibly();
+            }
+            String out = new String(Files.readAllBytes(log), StandardCharsets.UTF_8);
+            assertTrue(finished, "probe did not finish in 120 s; its output so far:\n" + out);
+            return out;
+        } finally {
+            Files.deleteIfExists(log);
+        }
     }
 }

@@ -31,7 +31,7 @@ class JitDirectivesTest {
     @Test
     void everyInlinePatternNamesAnExistingMethod() throws Exception {
         List<String> patterns = JitDirectives.inlinePatterns();
-        assertEquals(11, patterns.size(), patterns.toString());
+        assertEquals(15, patterns.size(), patterns.toString());
         assertTrue(patterns.contains(JitDirectives.MARKER), patterns.toString());
         for (String pattern : patterns) {
             assertTrue(pattern.startsWith("+io/fabricrpc/") || pattern.startsWith("-io/fabricrpc/")

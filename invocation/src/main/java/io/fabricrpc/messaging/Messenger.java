@@ -148,11 +148,11 @@ public final class Messenger extends RecordAppender implements RecordChannel {
         int length = writer.knownLength();
         try {
             if (publisher != null && length > 0 && !sealed && length <= room()) {
-                boolean starts = lvTransmit() == Publisher.word(gen, position, false);
+                boolean starts = batchStarts();
                 if (starts) {
                     lookBeforeABatch();
                 }
-                frameKnown(tag, writer, length, window == null ? RecordAppender.STAGE : placement(starts));
+                frameKnown(tag, writer, length, where(starts));
                 soAppended();
                 mayBePending = true;
                 recordsSent++;
@@ -182,22 +182,22 @@ public final class Messenger extends RecordAppender implements RecordChannel {
         return true;
     }
 
+    /** Nothing framed waits for transmission (the transmit position is idle at the append position). */
+    private boolean batchStarts() { return lvTransmit() == Publisher.word(gen, position, false); }
+
     /** Where a frame-only record goes (staging, or the mapped chunk with its header held or stored). */
-    private int placement() {
-        return window == null ? RecordAppender.STAGE
-                : placement(lvTransmit() == Publisher.word(gen, position, false));
-    }
+    private int where(boolean starts) { return window == null ? RecordAppender.STAGE : placement(starts); }
 
     /** Frames into the current chunk ({@code how}, or {@link #PLACE}), or the next one if needed; false if none free. */
     private boolean frameInChunk(int tag, RecordWriter writer, int how) {
-        if (frame(tag, writer, how == PLACE ? placement() : how) == RecordAppender.APPENDED) {
+        if (frame(tag, writer, how == PLACE ? where(batchStarts()) : how) == RecordAppender.APPENDED) {
             return true;
         }
         if (position != 0 && !advance()) {
             return false;
         }
         int framed = position != 0 ? RecordAppender.DOES_NOT_FIT
-                : frame(tag, writer, how == PLACE ? placement() : how);
+                : frame(tag, writer, how == PLACE ? where(batchStarts()) : how);
         if (framed != RecordAppender.APPENDED) {
             throw oversize(); // an empty chunk is too small for it
         }

@@ -43,7 +43,7 @@ public final class FabricView implements Fabric {
 
     @Override
     public boolean call(ThreadId dest, RemoteRunnable function) {
-        return call(dest, function, null);
+        return runtime.callInView(view, dest, function, null); // not through call(..., null): one inlining level fewer
     }
 
     @Override

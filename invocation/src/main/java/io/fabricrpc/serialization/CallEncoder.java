@@ -31,6 +31,8 @@ public final class CallEncoder {
     public static final int DOES_NOT_FIT = -1;
 
     private static final int[] NO_IDS = new int[0];
+    /** {@code CallRecordDescriptor.LONG}'s handle (segment, offset): one call level below a segment's own set. */
+    private static final java.lang.invoke.VarHandle LONG_AT = CallRecordDescriptor.LONG.varHandle();
 
     private final SerializationRegistry registry;
     private final String link;
@@ -113,7 +115,7 @@ public final class CallEncoder {
             if (fastLength > limit - offset) {
                 return DOES_NOT_FIT;
             }
-            writeFast(call, segment, offset);
+            writeKnown(call, segment, offset);
             return fastLength;
         }
         return encodeGeneral(call, sender, segment, offset, limit);
@@ -134,7 +136,17 @@ public final class CallEncoder {
     public void writeKnown(CapturedCall call, MemorySegment segment, long offset) {
         assert call.sender == fastSender && fastSender != null : "writeKnown without a known length";
         assert isPlainNative(segment);
-        writeFast(call, segment, offset);
+        // The repeat call's record: its constant prefix, then the captures. Kept in this method, and the stores go
+        // straight to the VarHandle, so that the JDK's checks under them stay within C2's inlining depth.
+        if (fastLength >= Long.BYTES) {
+            // One store for the whole prefix; the captures, copied next, overwrite the bytes past it.
+            LONG_AT.set(segment, offset, fastPrefix);
+        } else {
+            for (int i = 0; i < fastPrefixSize; i++) {
+                segment.set(CallRecordDescriptor.BYTE, offset + i, (byte) (fastPrefix >>> (i << 3)));
+            }
+        }
+        copyCaptures(call.captures, segment, offset + fastPrefixSize, fastLength - fastPrefixSize);
     }
 
     /**
@@ -150,24 +162,11 @@ public final class CallEncoder {
         return true;
     }
 
-    /** The record of a repeat call of {@link #fastSender}: its constant prefix, then the captures. */
-    private void writeFast(CapturedCall call, MemorySegment segment, long offset) {
-        if (fastLength >= Long.BYTES) {
-            // One store for the whole prefix; the captures, copied next, overwrite the bytes past it.
-            segment.set(CallRecordDescriptor.LONG, offset, fastPrefix);
-        } else {
-            for (int i = 0; i < fastPrefixSize; i++) {
-                segment.set(CallRecordDescriptor.BYTE, offset + i, (byte) (fastPrefix >>> (i << 3)));
-            }
-        }
-        copyCaptures(call.captures, segment, offset + fastPrefixSize, fastLength - fastPrefixSize);
-    }
-
     /** Copies {@code bytes} of captures; whole longs one by one up to a line, where a bulk copy costs more. */
     private static void copyCaptures(byte[] captures, MemorySegment segment, long at, int bytes) {
         if (bytes <= 64 && (bytes & 7) == 0) {
             for (int i = 0; i < bytes; i += Long.BYTES) {
-                segment.set(CallRecordDescriptor.LONG, at + i, (long) CaptureAccessors.LONGS.get(captures, i));
+                LONG_AT.set(segment, at + i, (long) CaptureAccessors.LONGS.get(captures, i));
             }
         } else {
             MemorySegment.copy(captures, 0, segment, CallRecordDescriptor.BYTE, at, bytes);

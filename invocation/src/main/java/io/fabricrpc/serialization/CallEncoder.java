@@ -31,8 +31,6 @@ public final class CallEncoder {
     public static final int DOES_NOT_FIT = -1;
 
     private static final int[] NO_IDS = new int[0];
-    /** {@code CallRecordDescriptor.LONG}'s handle (segment, offset): one call level below a segment's own set. */
-    private static final java.lang.invoke.VarHandle LONG_AT = CallRecordDescriptor.LONG.varHandle();
 
     private final SerializationRegistry registry;
     private final String link;
@@ -140,10 +138,10 @@ public final class CallEncoder {
         // straight to the VarHandle, so that the JDK's checks under them stay within C2's inlining depth.
         if (fastLength >= Long.BYTES) {
             // One store for the whole prefix; the captures, copied next, overwrite the bytes past it.
-            LONG_AT.set(segment, offset, fastPrefix);
+            CallRecordDescriptor.LONG_AT.set(segment, offset, fastPrefix);
         } else {
             for (int i = 0; i < fastPrefixSize; i++) {
-                segment.set(CallRecordDescriptor.BYTE, offset + i, (byte) (fastPrefix >>> (i << 3)));
+                CallRecordDescriptor.BYTE_AT.set(segment, offset + i, (byte) (fastPrefix >>> (i << 3)));
             }
         }
         copyCaptures(call.captures, segment, offset + fastPrefixSize, fastLength - fastPrefixSize);
@@ -166,7 +164,7 @@ public final class CallEncoder {
     private static void copyCaptures(byte[] captures, MemorySegment segment, long at, int bytes) {
         if (bytes <= 64 && (bytes & 7) == 0) {
             for (int i = 0; i < bytes; i += Long.BYTES) {
-                LONG_AT.set(segment, at + i, (long) CaptureAccessors.LONGS.get(captures, i));
+                CallRecordDescriptor.LONG_AT.set(segment, at + i, (long) CaptureAccessors.LONGS.get(captures, i));
             }
         } else {
             MemorySegment.copy(captures, 0, segment, CallRecordDescriptor.BYTE, at, bytes);

@@ -100,6 +100,9 @@ public final class CallRecordDescriptor {
     static final ValueLayout.OfFloat FLOAT = ValueLayout.JAVA_FLOAT_UNALIGNED.withOrder(ByteOrder.LITTLE_ENDIAN);
     static final ValueLayout.OfLong LONG = ValueLayout.JAVA_LONG_UNALIGNED.withOrder(ByteOrder.LITTLE_ENDIAN);
     static final ValueLayout.OfDouble DOUBLE = ValueLayout.JAVA_DOUBLE_UNALIGNED.withOrder(ByteOrder.LITTLE_ENDIAN);
+    /** The handles (segment, offset) of {@link #BYTE} and {@link #LONG}: one call level fewer than a segment's set. */
+    static final java.lang.invoke.VarHandle BYTE_AT = BYTE.varHandle();
+    static final java.lang.invoke.VarHandle LONG_AT = LONG.varHandle();
 
     private CallRecordDescriptor() {
     }

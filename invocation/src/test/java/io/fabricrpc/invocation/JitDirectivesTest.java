@@ -31,7 +31,7 @@ class JitDirectivesTest {
     @Test
     void everyInlinePatternNamesAnExistingMethod() throws Exception {
         List<String> patterns = JitDirectives.inlinePatterns();
-        assertEquals(15, patterns.size(), patterns.toString());
+        assertEquals(16, patterns.size(), patterns.toString());
         assertTrue(patterns.contains(JitDirectives.MARKER), patterns.toString());
         for (String pattern : patterns) {
             assertTrue(pattern.startsWith("+io/fabricrpc/") || pattern.startsWith("-io/fabricrpc/")
@@ -50,6 +50,9 @@ class JitDirectivesTest {
                 assertEquals("*", target[1], pattern);
                 assertTrue(target[0].startsWith("io/fabricrpc/serialization/Generated"), pattern);
                 continue;
+            }
+            if (target[0].startsWith("io/fabricrpc/aggregation/")) {
+                continue; // not on this module's class path: AggregationJitDirectivesTest checks it
             }
             Class<?> type = Class.forName(target[0].replace('/', '.'));
             assertTrue(Arrays.stream(type.getDeclaredMethods()).anyMatch(m -> m.getName().equals(target[1])),

@@ -2,6 +2,7 @@ package io.fabricrpc.serialization;
 
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
+import java.lang.invoke.VarHandle;
 import java.nio.ByteOrder;
 
 /**
@@ -101,8 +102,8 @@ public final class CallRecordDescriptor {
     static final ValueLayout.OfLong LONG = ValueLayout.JAVA_LONG_UNALIGNED.withOrder(ByteOrder.LITTLE_ENDIAN);
     static final ValueLayout.OfDouble DOUBLE = ValueLayout.JAVA_DOUBLE_UNALIGNED.withOrder(ByteOrder.LITTLE_ENDIAN);
     /** The handles (segment, offset) of {@link #BYTE} and {@link #LONG}: one call level fewer than a segment's set. */
-    static final java.lang.invoke.VarHandle BYTE_AT = BYTE.varHandle();
-    static final java.lang.invoke.VarHandle LONG_AT = LONG.varHandle();
+    static final VarHandle BYTE_AT = BYTE.varHandle();
+    static final VarHandle LONG_AT = LONG.varHandle();
 
     private CallRecordDescriptor() {
     }

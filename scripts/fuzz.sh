@@ -47,7 +47,7 @@ for t in $selected; do
   # arg.0 is libFuzzer's argv[0]; the JUnit timeout is off so only libFuzzer's per-input -timeout (the @Timeout) counts.
   JAZZER_FUZZ=1 nice -n 10 mvn "${maven_args[@]}" test -pl "$module" -Dtest="$t" -Dsurefire.failIfNoSpecifiedTests=false \
     -Djazzer.internal.arg.0=fuzz -Djazzer.internal.arg.1=-runs="$executions" \
-    -Djazzer.internal.arg.2=-print_final_stats=1 -Djunit.jupiter.execution.timeout.mode=disabled \
+    -Djazzer.internal.arg.2=-print_final_stats=1 -Dfabricrpc.test.timeout.mode=disabled \
     > "$log" 2>&1 || rc=$?
   seconds=$(( $(date +%s) - start ))
   done_line=$(grep -E '^Done [0-9]+ runs in' "$log" | tail -1 || true)

@@ -12,6 +12,8 @@
 # Prerequisite: `mvn install` (or `mvn verify`) has built transport-rdma on the host (classes, test classes,
 # target/rdma-test-classpath.txt, target/rdma-test-launcher/). Nothing is compiled here or in the guest.
 # Extra JVM options for the test JVM: FABRICRPC_RDMA_TEST_OPTS (e.g. -Dfabricrpc.rdma.hygiene.iterations=100).
+# A test or lifecycle method that runs past FABRICRPC_RDMA_TEST_TIMEOUT (default "300 s") fails, after JUnit has
+# printed every thread's stack to the console, so a hang names itself before the guest's own limit kills it.
 # Output: the JUnit tree, a Surefire-style `Tests run: N, Failures: F, Errors: 0, Skipped: S` line and a final
 # `N passed, N failed` line. Exit: 0 all passed; 1 a test failed or none ran; 2 not built;
 # 124 guest timed out; 125 guest failed to boot. Reports: transport-rdma/target/rdma-test-reports/.
@@ -43,7 +45,10 @@ run_in_place() {
   # shellcheck disable=SC2086 # flags is a list of options
   "$JAVA_HOME/bin/java" $flags \
     -Dfabricrpc.rdma.required=true -Xmx512m ${FABRICRPC_RDMA_TEST_OPTS:-} -cp "$cp" org.junit.platform.console.ConsoleLauncher execute \
-    --disable-banner --disable-ansi-colors --details=tree --reports-dir "$reports" "${SELECTORS[@]}" 2>&1 | tee "$out"
+    --disable-banner --disable-ansi-colors --details=tree --reports-dir "$reports" \
+    --config="junit.jupiter.execution.timeout.default=${FABRICRPC_RDMA_TEST_TIMEOUT:-300 s}" \
+    --config=junit.jupiter.execution.timeout.threaddump.enabled=true \
+    "${SELECTORS[@]}" 2>&1 | tee "$out"
   rc=${PIPESTATUS[0]}
   set -e
   local found failed skipped aborted passed

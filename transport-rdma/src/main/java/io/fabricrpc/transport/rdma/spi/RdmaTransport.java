@@ -1,7 +1,6 @@
 package io.fabricrpc.transport.rdma.spi;
 
 import com.ibm.disni.RdmaEndpointGroup;
-import com.ibm.disni.RdmaPassiveEndpointGroup;
 import com.ibm.disni.RdmaServerEndpoint;
 import com.ibm.disni.verbs.IbvMr;
 import com.ibm.disni.verbs.IbvPd;
@@ -49,7 +48,7 @@ public final class RdmaTransport implements Transport {
     private static final AtomicInteger ENDPOINTS_IN_JVM = new AtomicInteger();
 
     private final RdmaSettings settings;
-    private final RdmaPassiveEndpointGroup<QpEndpoint> group;
+    private final QpEndpointGroup group;
     private final RdmaServerEndpoint<QpEndpoint> listener;
     private final IbvPd pd;
     private final int port;
@@ -83,7 +82,7 @@ public final class RdmaTransport implements Transport {
         InetSocketAddress bound;
         try {
             // maxSge: writeFirstByteAs gathers two pieces into one WRITE.
-            group = new RdmaPassiveEndpointGroup<>(100, Math.max(settings.sqDepth(), settings.recvDepth()) + 1,
+            group = new QpEndpointGroup(100, Math.max(settings.sqDepth(), settings.recvDepth()) + 1,
                     RdmaWrites.GATHER_SGES,
                     settings.sqDepth() + settings.recvDepth() + 1);
             applyConnectionRetries(group);

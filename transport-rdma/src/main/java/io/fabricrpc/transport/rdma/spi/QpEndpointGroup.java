@@ -29,11 +29,20 @@ final class QpEndpointGroup extends RdmaPassiveEndpointGroup<QpEndpoint> {
             clients = new ArrayList<>(clientEndpointMap.values());
             servers = new ArrayList<>(serverEndpointMap.values());
         }
+        IOException failed = null; // the first; one endpoint failing to close does not keep the others open
         for (RdmaEndpoint endpoint : clients) {
-            endpoint.close(); // a disconnect waits for its event, so the CM thread still runs
+            try {
+                endpoint.close(); // a disconnect waits for its event, so the CM thread still runs
+            } catch (IOException e) {
+                failed = first(failed, e);
+            }
         }
         for (RdmaServerEndpoint<QpEndpoint> server : servers) {
-            server.close();
+            try {
+                server.close();
+            } catch (IOException e) {
+                failed = first(failed, e);
+            }
         }
         cmProcessor.close(); // joins the CM thread, then destroys the event channel
         synchronized (this) {
@@ -42,5 +51,16 @@ final class QpEndpointGroup extends RdmaPassiveEndpointGroup<QpEndpoint> {
             serverEndpointMap.clear();
         }
         super.close(); // marks the group closed; nothing is left for it to close
+        if (failed != null) {
+            throw failed;
+        }
+    }
+
+    private static IOException first(IOException failed, IOException e) {
+        if (failed == null) {
+            return e;
+        }
+        failed.addSuppressed(e);
+        return failed;
     }
 }

@@ -1,6 +1,7 @@
 package io.fabricrpc.transport.rdma.spi;
 
 import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 import static org.junit.jupiter.api.Assertions.fail;
 
@@ -59,7 +60,7 @@ class QpEndpointGroupTest {
         closing.join(30_000);
         try {
             assertFalse(closing.isAlive(), () -> "the group's close deadlocked:\n" + threadDump());
-            assertTrue(closeFailure.get() == null, () -> "close failed: " + closeFailure.get());
+            assertNull(closeFailure.get(), () -> "close failed: " + closeFailure.get());
             assertTrue(group.isClosed(), "the group is not marked closed");
         } finally {
             connecting.interrupt();

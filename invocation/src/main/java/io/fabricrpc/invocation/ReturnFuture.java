@@ -103,11 +103,19 @@ final class ReturnFuture extends CompletableFuture<Object> {
             }
             runtime.help();
             if ((++polls & 255) == 0) {
-                if (failIfOverdue() || System.nanoTime() - deadline > 0) {
+                if (failIfOverdue()) {
+                    break;
+                }
+                if (System.nanoTime() - deadline > 0) {
                     return;
                 }
                 Thread.yield();
             }
+            Thread.onSpinWait();
+        }
+        // Claimed, maybe by another thread that has yet to complete it: claim and complete follow each other with
+        // nothing that waits in between, so this ends, and a caller that waited sees the future done.
+        while (!isDone()) {
             Thread.onSpinWait();
         }
     }

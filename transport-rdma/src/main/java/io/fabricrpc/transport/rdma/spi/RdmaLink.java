@@ -48,8 +48,8 @@ final class RdmaLink implements Link {
         this.control = arena.allocate(CONTROL_LENGTH, 4096);
         this.data = arena.allocate(dataLength(sqDepth, recvDepth, slotSize), 4096);
         try {
-            this.controlMr = transport.register(control, IbvMr.IBV_ACCESS_LOCAL_WRITE | IbvMr.IBV_ACCESS_REMOTE_READ);
-            this.dataMr = transport.register(data, IbvMr.IBV_ACCESS_LOCAL_WRITE);
+            this.controlMr = transport.regions().register(control, IbvMr.IBV_ACCESS_LOCAL_WRITE | IbvMr.IBV_ACCESS_REMOTE_READ);
+            this.dataMr = transport.regions().register(data, IbvMr.IBV_ACCESS_LOCAL_WRITE);
         } catch (RuntimeException e) {
             arena.close();
             throw e;
@@ -281,8 +281,8 @@ final class RdmaLink implements Link {
             writes.free();
             ring.free();
             queue.free();
-            transport.deregister(controlMr);
-            transport.deregister(dataMr);
+            transport.regions().deregister(controlMr);
+            transport.regions().deregister(dataMr);
         } catch (RuntimeException e) {
             return; // still registered: freeing it could let the device write into reused memory; leak instead
         }

@@ -71,8 +71,8 @@ final class RdmaLocalRegion implements LocalRegion {
             }
             closed = true;
         }
-        transport.forget(this);
-        transport.deregister(mr); // throws if it fails: then the memory stays allocated, the device may still reach it
+        transport.regions().forget(this);
+        transport.regions().deregister(mr); // throws if it fails: then the memory stays allocated, the device may still reach it
         if (arena != null) { // null: memory owned by the caller of RdmaTransport.registerExternal
             arena.close();
         }

@@ -2,28 +2,21 @@ package io.fabricrpc.transport.rdma.spi;
 
 import com.ibm.disni.RdmaEndpointGroup;
 import com.ibm.disni.RdmaServerEndpoint;
-import com.ibm.disni.verbs.IbvMr;
-import com.ibm.disni.verbs.IbvPd;
 import io.fabricrpc.transport.EndpointAddress;
 import io.fabricrpc.transport.Link;
 import io.fabricrpc.api.LocalRegion;
 import io.fabricrpc.transport.MessageHandler;
 import io.fabricrpc.api.PeerFailedException;
 import io.fabricrpc.api.RemoteAccess;
-import io.fabricrpc.api.RemoteRegion;
 import io.fabricrpc.transport.Transport;
 import io.fabricrpc.api.TransportException;
 import io.fabricrpc.transport.rdma.nativelib.DisniNativeLibrary;
 
 import java.io.IOException;
-import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.net.ConnectException;
 import java.net.InetSocketAddress;
-import java.util.Set;
-import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicInteger;
-import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.locks.LockSupport;
 
 /**
@@ -50,14 +43,11 @@ public final class RdmaTransport implements Transport {
     private final RdmaSettings settings;
     private final QpEndpointGroup group;
     private final RdmaServerEndpoint<QpEndpoint> listener;
-    private final IbvPd pd;
     private final int port;
     private final long endpointId;
     private final EndpointAddress address;
-    private final HugePages hugePages;
-    private final AtomicLong regionIds = new AtomicLong();
+    private final RdmaRegions regions;
     private final RdmaLinkTable links = new RdmaLinkTable();
-    private final Set<RdmaLocalRegion> regions = ConcurrentHashMap.newKeySet();
     private final Object connectLock = new Object();
     private final Thread acceptor;
     private final Thread heartbeat;
@@ -103,13 +93,12 @@ public final class RdmaTransport implements Transport {
                     + ":" + settings.port() + " (rdma.bindAddress must be the IPv4 address of an RDMA interface, "
                     + "rdma.port free): " + e, e);
         }
-        this.pd = listener.getPd();
         this.port = bound.getPort();
         long salt = (ProcessHandle.current().pid() ^ ENDPOINTS_IN_JVM.incrementAndGet()) & 0xFFFF;
         this.endpointId = (Integer.toUnsignedLong(RdmaAddresses.ipv4(settings.bindAddress())) << 32)
                 | ((long) port << 16) | salt;
         this.address = RdmaAddresses.encode(settings.bindAddress(), port, endpointId);
-        this.hugePages = new HugePages(endpointId);
+        this.regions = new RdmaRegions(listener.getPd(), endpointId);
         this.acceptor = Thread.ofPlatform().daemon().name("fabricrpc-rdma-accept-" + Long.toHexString(endpointId))
                 .start(this::acceptLoop);
         this.heartbeat = settings.heartbeatMillis() == 0 ? null
@@ -154,28 +143,7 @@ public final class RdmaTransport implements Transport {
     @Override
     public LocalRegion allocate(long bytes, RemoteAccess access) {
         checkOpen("allocate");
-        if (bytes <= 0 || bytes > Integer.MAX_VALUE) {
-            throw new IllegalArgumentException("rdma region size must be in (0, 2^31 - 1], got " + bytes);
-        }
-        int flags = IbvMr.IBV_ACCESS_LOCAL_WRITE // reads land in local regions
-                | (access.allowsWrite() ? IbvMr.IBV_ACCESS_REMOTE_WRITE : 0)
-                | (access.allowsRead() ? IbvMr.IBV_ACCESS_REMOTE_READ : 0);
-        Arena arena = Arena.ofShared();
-        try {
-            MemorySegment segment = bytes >= HugePages.PAGE_BYTES ? hugePages.map(bytes, arena) : null;
-            if (segment == null) {
-                segment = arena.allocate(bytes, 4096); // zeroed
-            }
-            IbvMr mr = register(segment, flags);
-            RemoteRegion remote = new RemoteRegion(endpointId, regionIds.incrementAndGet(), mr.getAddr(), bytes,
-                    mr.getRkey(), access);
-            RdmaLocalRegion region = new RdmaLocalRegion(this, arena, segment, mr, remote);
-            regions.add(region);
-            return region;
-        } catch (RuntimeException e) {
-            arena.close();
-            throw e;
-        }
+        return regions.allocate(this, bytes, access);
     }
 
     /**
@@ -183,7 +151,7 @@ public final class RdmaTransport implements Transport {
      * page-aligned memory (smaller than 2 MiB, or no free hugepages when it was allocated).
      */
     public boolean isHugePageBacked(LocalRegion region) {
-        return hugePages.backs(region.segment().address());
+        return regions.isHugePageBacked(region.segment().address());
     }
 
     /**
@@ -196,18 +164,7 @@ public final class RdmaTransport implements Transport {
      */
     public LocalRegion registerExternal(MemorySegment segment, RemoteAccess access) {
         checkOpen("registerExternal");
-        if (!segment.isNative() || segment.byteSize() <= 0 || segment.byteSize() > Integer.MAX_VALUE) {
-            throw new IllegalArgumentException("only native segments of (0, 2^31 - 1] bytes can be registered, got "
-                    + segment);
-        }
-        IbvMr mr = register(segment, IbvMr.IBV_ACCESS_LOCAL_WRITE
-                | (access.allowsWrite() ? IbvMr.IBV_ACCESS_REMOTE_WRITE : 0)
-                | (access.allowsRead() ? IbvMr.IBV_ACCESS_REMOTE_READ : 0));
-        RemoteRegion remote = new RemoteRegion(endpointId, regionIds.incrementAndGet(), mr.getAddr(),
-                segment.byteSize(), mr.getRkey(), access);
-        RdmaLocalRegion region = new RdmaLocalRegion(this, null, segment, mr, remote); // no arena: borrowed memory
-        regions.add(region);
-        return region;
+        return regions.registerExternal(this, segment, access);
     }
 
     /**
@@ -222,26 +179,9 @@ public final class RdmaTransport implements Transport {
         return r.lkey();
     }
 
-    IbvMr register(MemorySegment segment, int flags) {
-        try {
-            return pd.regMr(segment.address(), (int) segment.byteSize(), flags).execute().free().getMr();
-        } catch (IOException e) {
-            throw new TransportException("registering " + segment.byteSize() + " bytes with the RDMA device failed: "
-                    + e.getMessage() + " (is the memlock limit high enough? ulimit -l)", e);
-        }
-    }
-
-    void deregister(IbvMr mr) {
-        try {
-            mr.deregMr().execute().free();
-        } catch (IOException e) {
-            throw new TransportException("deregistering memory region (lkey " + mr.getLkey() + ") failed: "
-                    + e.getMessage(), e);
-        }
-    }
-
-    void forget(RdmaLocalRegion region) {
-        regions.remove(region);
+    /** This transport's registered memory: its regions, and the links' own registrations. */
+    RdmaRegions regions() {
+        return regions;
     }
 
     @Override
@@ -404,9 +344,7 @@ public final class RdmaTransport implements Transport {
             link.close(reason);
         }
         links.clearCanonical();
-        for (RdmaLocalRegion region : regions.toArray(RdmaLocalRegion[]::new)) {
-            region.close();
-        }
+        regions.closeAll();
         try {
             listener.close();
             group.close();

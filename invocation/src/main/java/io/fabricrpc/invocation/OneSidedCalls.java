@@ -3,6 +3,7 @@ package io.fabricrpc.invocation;
 import io.fabricrpc.api.RemoteBufferConsumer;
 import io.fabricrpc.api.Synchronizer;
 import io.fabricrpc.messaging.ChunkLayout;
+import io.fabricrpc.messaging.Messenger;
 import io.fabricrpc.messaging.RecordChannel;
 import io.fabricrpc.transport.Link;
 import io.fabricrpc.api.LocalRegion;
@@ -48,7 +49,7 @@ final class OneSidedCalls {
         int tag = sync != null && sync.mode() == Synchronizer.Mode.CONSUMED ? kind | ChunkLayout.TAG_NOTIFY : kind;
         // One call site of the direct channel's send (a messenger) serves plain messengers and ovfl's direct path
         // alike, so both take the same inlined path; the layers' own send runs only to batch or park a call.
-        RecordChannel direct = route.direct;
+        Messenger direct = route.direct;
         boolean sent = direct != null && direct.send(tag, writer) || direct != channel && channel.send(tag, writer);
         if (sync == null) {
             return sent;

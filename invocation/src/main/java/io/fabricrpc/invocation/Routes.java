@@ -231,8 +231,11 @@ class Routes {
         final CallEncoder encoder;
         final SyncTarget sent;
         final SyncTarget consumed;
-        /** The channel's {@link RecordChannel#direct()}, kept up to date by the channel (the route's thread's). */
-        RecordChannel direct;
+        /**
+         * The channel's {@link RecordChannel#direct()} if it is a messenger, else null (calls then go through the
+         * channel); kept up to date by the channel (the route's thread's). Typed so the call site binds statically.
+         */
+        Messenger direct;
         /** On {@link #sent} of the owning thread (plain: a route belongs to one thread). */
         boolean sentSinceFlags;
 
@@ -241,8 +244,12 @@ class Routes {
             this.encoder = encoder;
             this.sent = sent;
             this.consumed = consumed;
-            this.direct = channel.direct();
-            channel.bindDirect(direct -> this.direct = direct);
+            this.direct = messengerOrNull(channel.direct());
+            channel.bindDirect(direct -> this.direct = messengerOrNull(direct));
+        }
+
+        private static Messenger messengerOrNull(RecordChannel direct) {
+            return direct instanceof Messenger m ? m : null;
         }
     }
 

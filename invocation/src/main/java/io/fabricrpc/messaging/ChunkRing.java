@@ -23,18 +23,16 @@ import java.util.Arrays;
  *
  * <p>Invariant: with {@code sealed} chunks sealed and {@code consumed} pushed back (consumed ≤ sealed), the sealed but
  * unconsumed chunks are the ones just before the current one, so the next chunk is free iff
- * {@code sealed - consumed < size - 1} once the current one is sealed. Owner (sending) thread only, but for
- * {@code poisonSeen} (CAS); the consumed count is read from the notification slot the receiver writes.
+ * {@code sealed - consumed < size - 1} once the current one is sealed. Owner (sending) thread only; the consumed
+ * count is read from the notification slot the receiver writes.
  */
 final class ChunkRing {
     private static final VarHandle BYTES_BEFORE = MethodHandles.arrayElementVarHandle(long[].class);
     private static final VarHandle COUNTS;
-    private static final VarHandle POISON_SEEN;
 
     static {
         try {
             COUNTS = MethodHandles.lookup().findVarHandle(ChunkRing.class, "retryWaits", long.class);
-            POISON_SEEN = MethodHandles.lookup().findVarHandle(ChunkRing.class, "poisonSeen", boolean.class);
         } catch (ReflectiveOperationException e) {
             throw new ExceptionInInitializerError(e);
         }
@@ -69,8 +67,6 @@ final class ChunkRing {
     private volatile int chunkCount;
     /** Bytes framed into generations before g, at [g & 1]: written (release) before generation g starts. */
     private final long[] bytesBefore = new long[2];
-    // ---- set once (false to true) by CAS, by any thread that found the poison word set ----
-    private boolean poisonSeen;
 
     ChunkRing(MessagingNode node, Link link, long sender, long destination, MessengerConfig config,
               LocalRegion notifyRegion, long notifyOffset) {
@@ -150,7 +146,7 @@ final class ChunkRing {
         idle.reset();
         while (!advance(appender, publisher, records)) {
             link.checkAlive();
-            checkOpen(records);
+            checkOpen(appender, records);
             if (System.nanoTime() - start > timeout) {
                 commit(event, true);
                 throw new MessagingException("destination thread " + ThreadNames.of(destination)
@@ -246,11 +242,11 @@ final class ChunkRing {
 
     /**
      * Any thread: throws if the receiver dropped the channel ({@link ChannelNotices}); {@code records}: accepted so
-     * far. The first look to see it says so by CAS ({@link #lpPoisonSeen}).
+     * far. A look that sees it says so to {@code appender} ({@link RecordAppender#casPoisonSeen}).
      */
-    void checkOpen(long records) {
+    void checkOpen(RecordAppender appender, long records) {
         if (poisoned()) {
-            POISON_SEEN.compareAndSet(this, false, true);
+            appender.casPoisonSeen();
             throw poisoned(records);
         }
     }
@@ -258,11 +254,6 @@ final class ChunkRing {
     /** Any thread: whether the receiver dropped the channel (an acquiring load of the poison word's code byte). */
     boolean poisoned() {
         return ChannelNotices.reasonCode(poisonWord) != 0;
-    }
-
-    /** Plain: a look on another thread shows here at the latest at this thread's next look (a call, out of line). */
-    boolean lpPoisonSeen() {
-        return poisonSeen;
     }
 
     ChannelPoisonedException poisoned(long records) {

@@ -332,12 +332,12 @@ public final class Messenger extends RecordAppender implements RecordChannel {
 
     @Override
     public void checkPoisoned() { // any thread: one local acquiring load, the receiver's poison word
-        ring.checkOpen(recordsSent);
+        ring.checkOpen(this, recordsSent);
     }
 
     /** A look at the first send, every POISON_LOOK_PERIOD sends, and at every one once any look saw the poison. */
     private void lookAtPoisonNowAndThen() {
-        if (--callsUntilLook < 0 || ring.lpPoisonSeen()) {
+        if (--callsUntilLook < 0 || lpPoisonSeen()) {
             callsUntilLook = POISON_LOOK_PERIOD - 1;
             checkPoisoned();
         }

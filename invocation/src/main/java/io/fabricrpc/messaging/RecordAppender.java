@@ -18,7 +18,8 @@ import java.lang.invoke.VarHandle;
  * <p>Invariant: bytes beyond {@code position} are zero in a mapped chunk; {@code appended} ({@code gen << 34 |
  * IN_STAGING? | position}) is stored with release after the records it covers, and is the only word of this class
  * another thread reads, with {@code held} (a window batch's first header, stored before it) and the chunk/window of
- * its generation. Owner (sending) thread only writes them; the publisher's transmit position is stored here too.
+ * its generation. Owner (sending) thread only writes them; the publisher's transmit position and the messenger's
+ * poison-seen flag (both CAS) are stored here too.
  * {@link Messenger} is the only subclass, for its field layout.
  */
 class RecordAppender {
@@ -42,12 +43,14 @@ class RecordAppender {
     private static final VarHandle APPENDED_WORD;
     private static final VarHandle HELD;
     private static final VarHandle TRANSMIT;
+    private static final VarHandle POISON_SEEN;
 
     static {
         try {
             APPENDED_WORD = MethodHandles.lookup().findVarHandle(RecordAppender.class, "appended", long.class);
             HELD = MethodHandles.lookup().findVarHandle(RecordAppender.class, "held", long.class);
             TRANSMIT = MethodHandles.lookup().findVarHandle(RecordAppender.class, "transmit", long.class);
+            POISON_SEEN = MethodHandles.lookup().findVarHandle(RecordAppender.class, "poisonSeen", boolean.class);
         } catch (ReflectiveOperationException e) {
             throw new ExceptionInInitializerError(e);
         }
@@ -83,11 +86,26 @@ class RecordAppender {
     /** The held first header of a batch framed in the window, {@code chunkOffset << 32 | header}, or -1. */
     @SuppressWarnings("unused") // through HELD
     private long held = -1;
+    /**
+     * The messenger's: whether any look found the channel poisoned, kept here so every send reads one object. Set once
+     * (false to true) by CAS ({@link #casPoisonSeen}), by whichever thread looked.
+     */
+    private boolean poisonSeen;
 
     RecordAppender(LocalRegion staging, int chunkSize) {
         this.staging = staging;
         this.stagingSegment = staging.segment();
         this.recordCapacity = ChunkLayout.recordCapacity(chunkSize);
+    }
+
+    /** Plain: a look on another thread shows here at the latest at the owner's next look (a call, out of line). */
+    final boolean lpPoisonSeen() {
+        return poisonSeen;
+    }
+
+    /** Any thread whose look found the poison: from then on every send of the owner looks. */
+    final void casPoisonSeen() {
+        POISON_SEEN.compareAndSet(this, false, true);
     }
 
     static void checkTag(int tag) {

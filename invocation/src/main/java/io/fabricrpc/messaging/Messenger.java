@@ -42,7 +42,8 @@ public final class Messenger extends RecordAppender implements RecordChannel {
     private Publisher publisher; // chosen at set-up, from whether the transport maps the first chunk
     private boolean mayBePending; // records framed since this thread last saw nothing pending
     long recordsSent; // also the counters' "calls sent": ChannelCounters reads it opaque, nothing is added per call
-    long ringFullEvents; // sends that found every chunk full (slow path), for ChannelCounters
+    long ringFullEvents; // times sends found every chunk full, once per seal (slow path), for ChannelCounters
+    private long sealedAtLastFull = -1; // refusals before the ring moves on are one event, however many tries
     private Runnable waitHelper = () -> { };
     private boolean watched;
     volatile boolean closed;
@@ -206,7 +207,10 @@ public final class Messenger extends RecordAppender implements RecordChannel {
 
     /** Every chunk up to cMax is full: what the policy says. */
     private boolean whenFull(int tag, RecordWriter writer, boolean transmit) {
-        ringFullEvents++;
+        if (ring.sealed() != sealedAtLastFull) {
+            sealedAtLastFull = ring.sealed();
+            ringFullEvents++;
+        }
         if (config.fullPolicy() == FullPolicy.FAIL) {
             return false;
         }
@@ -288,14 +292,10 @@ public final class Messenger extends RecordAppender implements RecordChannel {
 
     /** Transmits records and a flag left waiting for the next call, if any. Any thread; waits call it. */
     @Override
-    public void publishDeferred() {
-        transmitFromAnotherThread();
-    }
+    public void publishDeferred() { transmitFromAnotherThread(); }
 
     @Override
-    public void flush() { // RecordChannel's flush: transmit what is pending
-        transmit();
-    }
+    public void flush() { transmit(); } // RecordChannel's flush: transmit what is pending
 
     /** Seals the current chunk (transmitting what is pending) and moves on if the next is free. */
     private boolean advance() {

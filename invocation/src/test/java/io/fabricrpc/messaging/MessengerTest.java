@@ -548,6 +548,36 @@ public abstract class MessengerTest {
     }
 
     @Test
+    void aFullRingCountsOnceHoweverOftenItRefusesACall() {
+        MessengerConfig config = MessengerConfig.defaults().withChunks(4096, 2, 2).withFullPolicy(FullPolicy.FAIL);
+        Messenger messenger = messenger(1, config);
+        OrderChecker checker = new OrderChecker();
+        long sent = 0;
+        for (int episode = 1; episode <= 2; episode++) {
+            while (messenger.send(record(1, sent, 0))) {
+                sent++;
+                assertTrue(sent < 100_000, "the messenger never filled");
+            }
+            for (int retry = 0; retry < 5; retry++) { // as an ovfl layer retries the same call
+                assertFalse(messenger.send(record(1, sent, 0)), "still full");
+            }
+            assertEquals(episode, ringFull(messenger), "one event per full ring, not per refused send");
+            drain(checker, sent);
+        }
+        messenger.close();
+    }
+
+    private static long ringFull(Messenger messenger) {
+        ChannelCounters counters = messenger.counters();
+        for (int i = 0; i < counters.counterCount(); i++) {
+            if (counters.label(i).startsWith("ring full ")) {
+                return counters.loValue(i);
+            }
+        }
+        throw new AssertionError("no ring full counter among " + counters.counterCount());
+    }
+
+    @Test
     void aGrowingRingAndARetryWaitAreRecordedAsJfrEvents() throws Exception {
         MessengerConfig config = MessengerConfig.defaults().withChunks(4096, 2, 4).withFullPolicy(FullPolicy.RETRY);
         long records = 3_000; // several times what four 4 KiB chunks hold

@@ -1,11 +1,16 @@
 #!/usr/bin/env bash
-# A/B of two builds on the shared-memory Table 2: the checked-out tree against BASE (any git revision), run after
-# run in alternation (base, current, base, current, ...), each run measuring its columns side by side. For every size
-# it reports, per pair, how the within-run ratio NUM/DEN (e.g. trad/write) moved from base to current, and the median
-# of those per-pair changes. Within-run ratios cancel most of the machine's swings; the alternation cancels the rest.
+# A/B of two builds: the checked-out tree against BASE (any git revision), run after run in alternation (base,
+# current, base, current, ...).
+# - table2 (default): the shared-memory Table 2, each run measuring its columns side by side. For every size it
+#   reports, per pair, how the within-run ratio NUM/DEN (e.g. trad/write) moved from base to current, and the median
+#   of those per-pair changes. Within-run ratios cancel most of the machine's swings; the alternation the rest.
+# - call-cost: the per-call CPU cost (run-call-cost-bench.sh). For every size and column it reports the call rate of
+#   current over base (base ns per call / current ns per call, send and run together) per pair, and the median.
 #
-#   benchmarks/compare-builds.sh BASE [--pairs N] [--ratio NUM/DEN] [--output FILE] [-- TABLE2 ARGUMENTS]
+#   benchmarks/compare-builds.sh BASE [--bench table2|call-cost] [--pairs N] [--ratio NUM/DEN] [--output FILE]
+#                                [-- BENCHMARK ARGUMENTS]
 #   e.g. benchmarks/compare-builds.sh HEAD~1 --pairs 5 --ratio trad/write -- --rounds 5 --columns write,trad,raw
+#        benchmarks/compare-builds.sh HEAD~1 --bench call-cost --pairs 20
 #
 # BASE is built in target/compare-builds/base (a git worktree, removed afterwards); reports stay in
 # target/compare-builds/. The summary goes to stdout and, with --output, to FILE.
@@ -13,18 +18,24 @@ set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 source "$root/scripts/lib/env.sh"
 
-[[ $# -ge 1 ]] || { sed -n '2,11p' "$0" >&2; exit 2; }
+[[ $# -ge 1 ]] || { sed -n '2,16p' "$0" >&2; exit 2; }
 base_rev="$1"; shift
-pairs=5 ratio=trad/write output=""
+pairs=5 ratio=trad/write output="" bench=table2
 while [[ $# -gt 0 ]]; do
     case "$1" in
+        --bench) bench="$2"; shift 2 ;;
         --pairs) pairs="$2"; shift 2 ;;
         --ratio) ratio="$2"; shift 2 ;;
         --output) output="$2"; shift 2 ;;
         --) shift; break ;;
-        *) echo "unknown option $1 (table2 arguments go after --)" >&2; exit 2 ;;
+        *) echo "unknown option $1 (benchmark arguments go after --)" >&2; exit 2 ;;
     esac
 done
+case "$bench" in
+    table2) runner=run-table2-bench.sh ;;
+    call-cost) runner=run-call-cost-bench.sh ;;
+    *) echo "--bench must be table2 or call-cost, got '$bench'" >&2; exit 2 ;;
+esac
 [[ "$ratio" == */* ]] || { echo "--ratio must be NUM/DEN column names, got '$ratio'" >&2; exit 2; }
 base_sha="$(git -C "$root" rev-parse --verify "$base_rev^{commit}")"
 
@@ -42,15 +53,41 @@ for ((i = 1; i <= pairs; i++)); do
     for build in base current; do
         tree="$root"; [[ $build == base ]] && tree="$work/base"
         echo "pair $i: $build ..." >&2
-        "$tree/benchmarks/run-table2-bench.sh" --output "$work/$build-$i.md" --note "compare-builds $build" "$@" \
+        "$tree/benchmarks/$runner" --output "$work/$build-$i.md" --note "compare-builds $build" "$@" \
             > "$work/$build-$i.log" 2>&1 || { echo "run failed: $work/$build-$i.log" >&2; exit 1; }
     done
 done
 
-python3 - "$work" "$pairs" "$ratio" "$base_sha" "$(git -C "$root" rev-parse HEAD)$(git -C "$root" diff --quiet HEAD || echo '+changes')" <<'PY' | tee ${output:+"$output"}
+python3 - "$work" "$pairs" "$ratio" "$base_sha" "$bench" "$(git -C "$root" rev-parse HEAD)$(git -C "$root" diff --quiet HEAD || echo '+changes')" <<'PY' | tee ${output:+"$output"}
 import re, statistics, sys
-work, pairs, ratio, base, current = sys.argv[1], int(sys.argv[2]), sys.argv[3], sys.argv[4], sys.argv[5]
+work, pairs, ratio, base, bench, current = sys.argv[1], int(sys.argv[2]), sys.argv[3], sys.argv[4], sys.argv[5], sys.argv[6]
 num, den = ratio.split("/")
+
+def costs(path):
+    """(send, run, total) ns per call per size and column from a call-cost report's table."""
+    lines = [l for l in open(path, encoding="utf-8").read().splitlines() if l.startswith("|")]
+    head = [c.strip() for c in lines[0].strip("|").split("|")]
+    out = {}
+    for line in lines[2:]:
+        cells = [c.strip() for c in line.strip("|").split("|")]
+        out[int(cells[0])] = {h: tuple(float(v) for v in cell.split(" / "))
+                              for h, cell in zip(head[1:], cells[1:]) if h != "ratios"}
+    return out
+
+if bench == "call-cost":
+    runs = {b: [costs(f"{work}/{b}-{i}.md") for i in range(1, pairs + 1)] for b in ("base", "current")}
+    print(f"# compare-builds: call cost of {current} against base {base[:12]}, {pairs} alternating pairs\n")
+    print("ns per call, send / run, medians over the runs; the rate change is base total / current total per pair.\n")
+    print("| size (B) | column | base send / run | current send / run | current/base rate per pair | median change |")
+    print("|---:|---|---:|---:|---|---:|")
+    for size in sorted(runs["base"][0]):
+        for column in runs["base"][0][size]:
+            med = lambda b, k: statistics.median(r[size][column][k] for r in runs[b])
+            changes = [x[size][column][2] / y[size][column][2] for x, y in zip(runs["base"], runs["current"])]
+            print(f"| {size} | {column} | {med('base', 0):.1f} / {med('base', 1):.1f} | "
+                  f"{med('current', 0):.1f} / {med('current', 1):.1f} | "
+                  f"{' '.join(f'{v:.2f}' for v in changes)} | **{statistics.median(changes):.3f}x** |")
+    sys.exit(0)
 
 def calls(path):
     """calls/s per size and column from a report's summary table."""

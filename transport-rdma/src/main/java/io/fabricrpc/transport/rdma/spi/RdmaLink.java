@@ -48,8 +48,9 @@ final class RdmaLink implements Link {
         this.control = arena.allocate(CONTROL_LENGTH, 4096);
         this.data = arena.allocate(dataLength(sqDepth, recvDepth, slotSize), 4096);
         try {
-            this.controlMr = transport.regions().register(control, IbvMr.IBV_ACCESS_LOCAL_WRITE | IbvMr.IBV_ACCESS_REMOTE_READ);
-            this.dataMr = transport.regions().register(data, IbvMr.IBV_ACCESS_LOCAL_WRITE);
+            RdmaRegions regions = transport.regions();
+            this.controlMr = regions.register(control, IbvMr.IBV_ACCESS_LOCAL_WRITE | IbvMr.IBV_ACCESS_REMOTE_READ);
+            this.dataMr = regions.register(data, IbvMr.IBV_ACCESS_LOCAL_WRITE);
         } catch (RuntimeException e) {
             arena.close();
             throw e;

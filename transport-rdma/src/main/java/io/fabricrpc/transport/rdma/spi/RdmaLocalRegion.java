@@ -72,7 +72,8 @@ final class RdmaLocalRegion implements LocalRegion {
             closed = true;
         }
         transport.regions().forget(this);
-        transport.regions().deregister(mr); // throws if it fails: then the memory stays allocated, the device may still reach it
+        // Throws if it fails: then the memory stays allocated, as the device may still reach it.
+        transport.regions().deregister(mr);
         if (arena != null) { // null: memory owned by the caller of RdmaTransport.registerExternal
             arena.close();
         }

@@ -4,6 +4,7 @@ import java.lang.classfile.ClassBuilder;
 import java.lang.classfile.ClassFile;
 import java.lang.classfile.CodeBuilder;
 import java.lang.classfile.Opcode;
+import java.lang.classfile.TypeKind;
 import java.lang.constant.ClassDesc;
 import java.lang.constant.ConstantDescs;
 import java.lang.constant.DynamicConstantDesc;
@@ -58,6 +59,11 @@ final class CaptureCode {
             ConstantDescs.CD_long, ConstantDescs.CD_byte.arrayType(), ConstantDescs.CD_long);
     /** Captures per generated static method of a writer. */
     private static final int WRITER_GROUP = 8;
+    /**
+     * Captures per method of an invoker. C1 inlines every segment read whole, and 32 of them ran it out of virtual
+     * registers: the invoker then stayed interpreted until C2, which some runs never scheduled. C2 inlines them back.
+     */
+    private static final int INVOKER_GROUP = 16;
 
     private CaptureCode() {
     }
@@ -160,26 +166,88 @@ final class CaptureCode {
         for (Class<?> type : captures) {
             data.add(type.isPrimitive() ? CaptureAccessors.reader(type) : null);
         }
-        MethodTypeDesc implDesc = impl.type().describeConstable().orElseThrow();
-        // Slots: 0 this, 1 segment, 2-3 base, 4 objects, 5 argument.
-        return define(Invoker.class, "invoke", ReceiverFunction.INVOKER_TYPE, data, code -> {
-            code.ldc(classDataAt(0));
-            for (int i = 0; i < captures.length; i++) {
+        int n = captures.length;
+        // Groups of INVOKER_GROUP captures, the first taking the remainder; each group but the first is read by a
+        // static method that the previous one calls with the captures read so far (see INVOKER_GROUP).
+        int groups = Math.max(1, (n + INVOKER_GROUP - 1) / INVOKER_GROUP);
+        int[] start = new int[groups + 1];
+        start[groups] = n;
+        for (int g = groups - 1; g >= 1; g--) {
+            start[g] = start[g + 1] - INVOKER_GROUP;
+        }
+        InvokerCode gen = new InvokerCode(impl.type().describeConstable().orElseThrow(), captures, offsets,
+                objectIndex, arguments, start);
+        MethodType type = ReceiverFunction.INVOKER_TYPE;
+        return define(Invoker.class, "invoke", type, data, code -> gen.group(code, 0), cls -> {
+            for (int g = 1; g < groups; g++) {
+                int group = g;
+                cls.withMethodBody("group" + g, gen.groupDesc(g), ClassFile.ACC_PRIVATE | ClassFile.ACC_STATIC,
+                        code -> gen.group(code, group));
+            }
+        });
+    }
+
+    /** The code of an invoker's groups: group g reads captures {@code start[g] .. start[g+1]-1}. */
+    private record InvokerCode(MethodTypeDesc implDesc, Class<?>[] captures, long[] offsets, int[] objectIndex,
+                               int arguments, int[] start) {
+        /** The type a capture is passed as: its own if primitive, else Object (as the adapted impl takes it). */
+        private Class<?> passed(int i) {
+            return captures[i].isPrimitive() ? captures[i] : Object.class;
+        }
+
+        /** Group g's static method: {@code (captures 0 .. start[g]-1, segment, base, objects, argument)Object}. */
+        MethodTypeDesc groupDesc(int g) {
+            List<ClassDesc> parameters = new ArrayList<>();
+            for (int i = 0; i < start[g]; i++) {
+                parameters.add(passed(i).describeConstable().orElseThrow());
+            }
+            parameters.addAll(List.of(SEGMENT, ConstantDescs.CD_long, ConstantDescs.CD_Object.arrayType(),
+                    ConstantDescs.CD_Object));
+            return MethodTypeDesc.of(ConstantDescs.CD_Object, parameters);
+        }
+
+        /**
+         * Group 0 is the body of {@code invoke} (slots: 0 this, 1 segment, 2-3 base, 4 objects, 5 argument); group
+         * g > 0 takes the captures read before it in its first slots, then segment, base, objects, argument.
+         */
+        void group(CodeBuilder code, int g) {
+            boolean last = g == start.length - 2;
+            if (last) {
+                code.ldc(classDataAt(0));
+            }
+            int segment = 1;
+            if (g > 0) {
+                segment = 0;
+                for (int i = 0; i < start[g]; i++) {
+                    TypeKind kind = TypeKind.from(passed(i));
+                    code.loadLocal(kind, segment);
+                    segment += kind.slotSize();
+                }
+            }
+            int base = segment + 1;
+            int objects = segment + 3;
+            int argument = segment + 4;
+            for (int i = start[g]; i < start[g + 1]; i++) {
                 Class<?> type = captures[i];
                 if (type.isPrimitive()) {
-                    code.ldc(classDataAt(i + 1)).aload(1).lload(2).loadConstant(offsets[i]).ladd()
+                    code.ldc(classDataAt(i + 1)).aload(segment).lload(base).loadConstant(offsets[i]).ladd()
                             .invokevirtual(METHOD_HANDLE, "invokeExact", MethodTypeDesc.of(
                                     type.describeConstable().orElseThrow(), SEGMENT, ConstantDescs.CD_long));
                 } else {
-                    code.aload(4).loadConstant(objectIndex[i]).aaload();
+                    code.aload(objects).loadConstant(objectIndex[i]).aaload();
                 }
             }
-            for (int a = 0; a < arguments; a++) {
-                code.aload(5);
+            if (last) {
+                for (int a = 0; a < arguments; a++) {
+                    code.aload(argument);
+                }
+                code.invokevirtual(METHOD_HANDLE, "invokeExact", implDesc);
+            } else {
+                code.aload(segment).lload(base).aload(objects).aload(argument)
+                        .invokestatic(generatedName(Invoker.class), "group" + (g + 1), groupDesc(g + 1));
             }
-            code.invokevirtual(METHOD_HANDLE, "invokeExact", implDesc);
             code.areturn();
-        });
+        }
     }
 
     private static DynamicConstantDesc<Object> classDataAt(int index) {
@@ -214,7 +282,8 @@ final class CaptureCode {
             more.accept(cls);
         });
         try {
-            MethodHandles.Lookup hidden = LOOKUP.defineHiddenClassWithClassData(bytes, Collections.unmodifiableList(data), true);
+            MethodHandles.Lookup hidden = LOOKUP.defineHiddenClassWithClassData(bytes,
+                    Collections.unmodifiableList(data), true);
             return face.cast(hidden.findConstructor(hidden.lookupClass(), MethodType.methodType(void.class)).invoke());
         } catch (Throwable e) {
             throw new IllegalStateException("cannot generate a " + face.getSimpleName() + " for " + data, e);

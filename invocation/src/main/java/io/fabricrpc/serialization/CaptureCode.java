@@ -20,8 +20,9 @@ import java.util.List;
 import java.util.function.Consumer;
 
 /**
- * Generates, once per lambda class (sender) or definition (receiver), a tiny hidden class whose one method moves the
- * captures with straight-line code: one {@link CaptureAccessors} call per primitive capture at its constant offset.
+ * Generates, once per lambda class (sender) or definition (receiver), a tiny hidden class whose method moves the
+ * captures with straight-line code: one {@link CaptureAccessors} call per primitive capture at its constant offset,
+ * cut into static methods of a few captures each (the writer for C2's node budget, the invoker for C1's registers).
  *
  * <p>Why generated code rather than a composed method handle: a handle held in a field is opaque to the JIT, and a
  * handle composed per capture (fold/collect, one level each) is nested as deep as there are captures, past the
@@ -153,7 +154,8 @@ final class CaptureCode {
 
     /**
      * An invoker calling {@code impl(captures.., argument?)}, each primitive capture read at
-     * {@code base + offsets[i]}, each object capture taken from {@code objects[objectIndex[i]]}.
+     * {@code base + offsets[i]}, each object capture taken from {@code objects[objectIndex[i]]}, at most
+     * {@value #INVOKER_GROUP} of them per generated method.
      *
      * @param impl        the implementation, adapted to return Object and to take Object for object captures and for
      *                    the argument; primitive captures keep their exact type

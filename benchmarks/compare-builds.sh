@@ -3,7 +3,8 @@
 # current, base, current, ...).
 # - table2 (default): the shared-memory Table 2, each run measuring its columns side by side. For every size it
 #   reports, per pair, how the within-run ratio NUM/DEN (e.g. trad/write) moved from base to current, and the median
-#   of those per-pair changes. Within-run ratios cancel most of the machine's swings; the alternation the rest.
+#   of those per-pair changes. Within-run ratios cancel most of the machine's swings; the alternation the rest. Then,
+#   for every size and column, calls/s of current over base per pair and the median.
 # - call-cost: the per-call CPU cost (run-call-cost-bench.sh). For every size and column it reports the call rate of
 #   current over base (base ns per call / current ns per call, send and run together) per pair, and the median.
 #
@@ -13,7 +14,8 @@
 #        benchmarks/compare-builds.sh HEAD~1 --bench call-cost --pairs 20
 #
 # BASE is built in target/compare-builds/base (a git worktree, removed afterwards); reports stay in
-# target/compare-builds/. The summary goes to stdout and, with --output, to FILE.
+# target/compare-builds/BENCH/ until the next comparison of that benchmark. The summary goes to stdout and, with
+# --output, to FILE.
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 source "$root/scripts/lib/env.sh"
@@ -40,8 +42,9 @@ esac
 base_sha="$(git -C "$root" rev-parse --verify "$base_rev^{commit}")"
 
 work="$root/target/compare-builds"
-mkdir -p "$work"
-rm -f "$work"/*.md "$work"/*.png "$work"/*.log
+reports="$work/$bench"
+mkdir -p "$reports"
+rm -f "$reports"/*.md "$reports"/*.png "$reports"/*.log
 git -C "$root" worktree remove --force "$work/base" 2>/dev/null || rm -rf "$work/base"
 git -C "$root" worktree add --detach "$work/base" "$base_sha" >/dev/null
 trap 'git -C "$root" worktree remove --force "$work/base" 2>/dev/null || true' EXIT
@@ -53,12 +56,12 @@ for ((i = 1; i <= pairs; i++)); do
     for build in base current; do
         tree="$root"; [[ $build == base ]] && tree="$work/base"
         echo "pair $i: $build ..." >&2
-        "$tree/benchmarks/$runner" --output "$work/$build-$i.md" --note "compare-builds $build" "$@" \
-            > "$work/$build-$i.log" 2>&1 || { echo "run failed: $work/$build-$i.log" >&2; exit 1; }
+        "$tree/benchmarks/$runner" --output "$reports/$build-$i.md" --note "compare-builds $build" "$@" \
+            > "$reports/$build-$i.log" 2>&1 || { echo "run failed: $reports/$build-$i.log" >&2; exit 1; }
     done
 done
 
-python3 - "$work" "$pairs" "$ratio" "$base_sha" "$bench" "$(git -C "$root" rev-parse HEAD)$(git -C "$root" diff --quiet HEAD || echo '+changes')" <<'PY' | tee ${output:+"$output"}
+python3 - "$reports" "$pairs" "$ratio" "$base_sha" "$bench" "$(git -C "$root" rev-parse HEAD)$(git -C "$root" diff --quiet HEAD || echo '+changes')" <<'PY' | tee ${output:+"$output"}
 import re, statistics, sys
 work, pairs, ratio, base, bench, current = sys.argv[1], int(sys.argv[2]), sys.argv[3], sys.argv[4], sys.argv[5], sys.argv[6]
 num, den = ratio.split("/")
@@ -115,4 +118,15 @@ for size in sorted(runs["base"][0]):
     changes = [y / x for x, y in zip(b, c)]
     print(f"| {size} | {statistics.median(b):.2f}x | {statistics.median(c):.2f}x | "
           f"{' '.join(f'{v:.2f}' for v in changes)} | **{statistics.median(changes):.2f}x** |")
+
+print(f"\ncalls/s of current over base, per pair and the median:\n")
+print("| size (B) | column | base M calls/s per pair | current M calls/s per pair | current/base per pair | median |")
+print("|---:|---|---|---|---|---:|")
+for size in sorted(runs["base"][0]):
+    for column in runs["base"][0][size]:
+        b = [r[size][column] / 1e6 for r in runs["base"]]
+        c = [r[size][column] / 1e6 for r in runs["current"]]
+        changes = [y / x for x, y in zip(b, c)]
+        print(f"| {size} | {column} | {' '.join(f'{v:.1f}' for v in b)} | {' '.join(f'{v:.1f}' for v in c)} | "
+              f"{' '.join(f'{v:.2f}' for v in changes)} | **{statistics.median(changes):.2f}x** |")
 PY

@@ -63,7 +63,7 @@ done
 
 python3 - "$reports" "$pairs" "$ratio" "$base_sha" "$bench" "$(git -C "$root" rev-parse HEAD)$(git -C "$root" diff --quiet HEAD || echo '+changes')" <<'PY' | tee ${output:+"$output"}
 import re, statistics, sys
-work, pairs, ratio, base, bench, current = sys.argv[1], int(sys.argv[2]), sys.argv[3], sys.argv[4], sys.argv[5], sys.argv[6]
+reports, pairs, ratio, base, bench, current = sys.argv[1], int(sys.argv[2]), sys.argv[3], sys.argv[4], sys.argv[5], sys.argv[6]
 num, den = ratio.split("/")
 
 def costs(path):
@@ -78,7 +78,7 @@ def costs(path):
     return out
 
 if bench == "call-cost":
-    runs = {b: [costs(f"{work}/{b}-{i}.md") for i in range(1, pairs + 1)] for b in ("base", "current")}
+    runs = {b: [costs(f"{reports}/{b}-{i}.md") for i in range(1, pairs + 1)] for b in ("base", "current")}
     print(f"# compare-builds: call cost of {current} against base {base[:12]}, {pairs} alternating pairs\n")
     print("ns per call, send / run, medians over the runs; the rate change is base total / current total per pair.\n")
     print("| size (B) | column | base send / run | current send / run | current/base rate per pair | median change |")
@@ -108,7 +108,7 @@ def calls(path):
                               for h, v in zip(head, cells) if h.endswith(" calls/s")}
     return out
 
-runs = {b: [calls(f"{work}/{b}-{i}.md") for i in range(1, pairs + 1)] for b in ("base", "current")}
+runs = {b: [calls(f"{reports}/{b}-{i}.md") for i in range(1, pairs + 1)] for b in ("base", "current")}
 print(f"# compare-builds: {ratio} of {current} against base {base[:12]}, {pairs} alternating pairs\n")
 print(f"| size (B) | base {ratio} (median) | current {ratio} (median) | current/base per pair | median change |")
 print("|---:|---:|---:|---|---:|")

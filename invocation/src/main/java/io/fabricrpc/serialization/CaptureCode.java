@@ -217,14 +217,11 @@ final class CaptureCode {
             if (last) {
                 code.ldc(classDataAt(0));
             }
-            int segment = 1;
-            if (g > 0) {
-                segment = 0;
-                for (int i = 0; i < start[g]; i++) {
-                    TypeKind kind = TypeKind.from(passed(i));
-                    code.loadLocal(kind, segment);
-                    segment += kind.slotSize();
-                }
+            int segment = g == 0 ? 1 : 0; // invoke's slot 0 is this; start[0] is 0, so it forwards nothing
+            for (int i = 0; i < start[g]; i++) {
+                TypeKind kind = TypeKind.from(passed(i));
+                code.loadLocal(kind, segment);
+                segment += kind.slotSize();
             }
             int base = segment + 1;
             int objects = segment + 3;

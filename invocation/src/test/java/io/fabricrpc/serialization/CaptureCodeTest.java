@@ -3,23 +3,20 @@ package io.fabricrpc.serialization;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import java.io.InputStream;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
 import java.lang.invoke.MethodHandle;
 import java.lang.invoke.MethodHandles;
 import java.lang.invoke.MethodType;
-import java.nio.charset.StandardCharsets;
-import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
 import java.util.Queue;
 import java.util.concurrent.ConcurrentLinkedQueue;
-import java.util.concurrent.TimeUnit;
 
+import io.fabricrpc.fabric.LocalLauncher;
 import jdk.jfr.consumer.RecordedEvent;
 import jdk.jfr.consumer.RecordingStream;
 import org.junit.jupiter.api.Test;
@@ -136,22 +133,13 @@ class CaptureCodeTest {
      * wait for C2's queue, so that the invoker's first compilation is at tier 3 (as in a busy receiver).
      */
     @Test
-    void theInvokerOfThirtyTwoLongsCompilesAtBothTiers() throws Exception {
-        List<String> command = new ArrayList<>();
-        command.add(Path.of(System.getProperty("java.home"), "bin", "java").toString());
-        command.addAll(io.fabricrpc.fabric.LocalLauncher.inheritedJvmFlags()); // Agrona needs its exports
-        command.addAll(List.of("-Xbatch", "-XX:Tier3DelayOn=100000", "-XX:TieredStopAtLevel=4", "-Xmx64m", "-cp",
-                System.getProperty("java.class.path"), CompileProbe.class.getName()));
-        Process child = new ProcessBuilder(command).redirectErrorStream(true).start();
-        String output;
-        try (InputStream in = child.getInputStream()) {
-            output = new String(in.readAllBytes(), StandardCharsets.UTF_8); // ends when the child exits
-        } finally {
-            child.destroyForcibly();
+    void theInvokerOfThirtyTwoLongsCompilesAtBothTiers() {
+        try (LocalLauncher child = LocalLauncher.builder(CompileProbe.class).processes(1)
+                .jvmArgs("-Xbatch", "-XX:Tier3DelayOn=100000", "-Xmx64m").start()) {
+            child.awaitAll(Duration.ofSeconds(60)); // throws, with the child's last lines, on a failure or a timeout
+            String output = String.join("\n", child.process(0).output());
+            assertTrue(output.contains("compiled at C1 and C2"), output);
         }
-        assertTrue(child.waitFor(60, TimeUnit.SECONDS), "the child did not exit");
-        assertEquals(0, child.exitValue(), output);
-        assertTrue(output.contains("compiled at C1 and C2"), output);
     }
 
     /** Runs a 32-long invoker until JFR has seen it compiled at a C1 tier and at C2; exits 1 on a failed one. */
@@ -183,7 +171,7 @@ class CaptureCodeTest {
                 while (!(c1 && c2)) {
                     if (System.nanoTime() - deadline > 0) {
                         System.out.println("within 40 s, compiled at C1: " + c1 + ", at C2: " + c2 + "; "
-                                + compilations);
+                                + compilations.stream().map(CompileProbe::describe).toList());
                         System.exit(1);
                     }
                     for (int i = 0; i < 10_000; i++) {
@@ -191,7 +179,7 @@ class CaptureCodeTest {
                     }
                     for (RecordedEvent event : compilations) {
                         if (!event.getBoolean("succeded")) {
-                            System.out.println("a compilation of the invoker failed: " + event);
+                            System.out.println("a compilation of the invoker failed: " + describe(event));
                             System.exit(1);
                         }
                         int level = event.getInt("compileLevel");
@@ -202,6 +190,12 @@ class CaptureCodeTest {
                 }
             }
             System.out.println("compiled at C1 and C2: " + compilations.size() + " compilations, sum " + sum);
+        }
+
+        /** One line (the launcher's report keeps a child's last lines): method, tier, id, outcome. */
+        private static String describe(RecordedEvent event) {
+            return event.getValue("method.name") + " at tier " + event.getInt("compileLevel") + " (compile "
+                    + event.getLong("compileId") + ", " + (event.getBoolean("succeded") ? "succeeded" : "failed") + ")";
         }
     }
 }

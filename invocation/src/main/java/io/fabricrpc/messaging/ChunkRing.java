@@ -91,6 +91,9 @@ final class ChunkRing {
         window = link.directWindow(chunks[current]);
         appender.reset(0, chunks[current], window);
         Publisher publisher = window != null ? new WindowPublisher(link, appender) : new StagedPublisher(link, appender);
+        if (window != null) { // an in-place send looks at the link only when told to (Messenger#lookNowAndThen)
+            link.whenFailed(appender::casLookAlways);
+        }
         appender.soAppended();
         return publisher;
     }
@@ -242,11 +245,11 @@ final class ChunkRing {
 
     /**
      * Any thread: throws if the receiver dropped the channel ({@link ChannelNotices}); {@code records}: accepted so
-     * far. A look that sees it says so to {@code appender} ({@link RecordAppender#casPoisonSeen}).
+     * far. A look that sees it says so to {@code appender} ({@link RecordAppender#casLookAlways}).
      */
     void checkOpen(RecordAppender appender, long records) {
         if (poisoned()) {
-            appender.casPoisonSeen();
+            appender.casLookAlways();
             throw poisoned(records);
         }
     }

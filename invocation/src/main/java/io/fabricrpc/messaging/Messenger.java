@@ -34,11 +34,11 @@ public final class Messenger extends RecordAppender implements RecordChannel {
     private final ChannelCounters counters;
 
     private static final int PLACE = -1;
-    /** Sends between two looks at the poison word: inlined into every call, a look's checks cost more. */
-    static final int POISON_LOOK_PERIOD = 64;
+    /** Sends between two looks at the poison word and the link, unless told to look (a poison seen, a link failed). */
+    static final int LOOK_PERIOD = 64;
 
     // ---- sender thread ----
-    private int callsUntilLook; // counts down to the next look at the poison word: 0, the first call looks
+    private int callsUntilLook; // counts down to the next look at the poison word and link: 0, the first call looks
     private Publisher publisher; // chosen at set-up, from whether the transport maps the first chunk
     private boolean mayBePending; // records framed since this thread last saw nothing pending
     long recordsSent; // also the counters' "calls sent": ChannelCounters reads it opaque, nothing is added per call
@@ -75,7 +75,7 @@ public final class Messenger extends RecordAppender implements RecordChannel {
     @Override
     public boolean send(int tag, RecordWriter writer) {
         RecordAppender.checkTag(tag);
-        lookAtPoisonNowAndThen();
+        lookNowAndThen();
         try {
             setUpOnce();
             // The common case stays small enough to inline into the caller; full chunks do not.
@@ -104,8 +104,7 @@ public final class Messenger extends RecordAppender implements RecordChannel {
         if (length <= 0 || window == null || sealed || mayBePending || length > room()) {
             return false;
         }
-        link.checkAlive();
-        frameKnownAndStore(tag, writer, length);
+        frameKnownAndStore(tag, writer, length); // the link: see lookNowAndThen
         soTransmit(gen << RecordAppender.GEN_SHIFT | position); // Publisher#soIdle
         return true;
     }
@@ -335,11 +334,12 @@ public final class Messenger extends RecordAppender implements RecordChannel {
         ring.checkOpen(this, recordsSent);
     }
 
-    /** A look at the first send, every POISON_LOOK_PERIOD sends, and at every one once any look saw the poison. */
-    private void lookAtPoisonNowAndThen() {
-        if (--callsUntilLook < 0 || lpPoisonSeen()) {
-            callsUntilLook = POISON_LOOK_PERIOD - 1;
+    /** Looks at the poison and the link at the first send, every LOOK_PERIOD sends, and at all once told to. */
+    private void lookNowAndThen() {
+        if (--callsUntilLook < 0 || lpLookAlways()) {
+            callsUntilLook = LOOK_PERIOD - 1;
             checkPoisoned();
+            link.checkAlive();
         }
     }
 

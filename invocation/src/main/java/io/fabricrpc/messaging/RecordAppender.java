@@ -19,7 +19,7 @@ import java.lang.invoke.VarHandle;
  * IN_STAGING? | position}) is stored with release after the records it covers, and is the only word of this class
  * another thread reads, with {@code held} (a window batch's first header, stored before it) and the chunk/window of
  * its generation. Owner (sending) thread only writes them; the publisher's transmit position and the messenger's
- * poison-seen flag (both CAS) are stored here too.
+ * look-always flag (both CAS) are stored here too.
  * {@link Messenger} is the only subclass, for its field layout.
  */
 class RecordAppender {
@@ -43,14 +43,14 @@ class RecordAppender {
     private static final VarHandle APPENDED_WORD;
     private static final VarHandle HELD;
     private static final VarHandle TRANSMIT;
-    private static final VarHandle POISON_SEEN;
+    private static final VarHandle LOOK_ALWAYS;
 
     static {
         try {
             APPENDED_WORD = MethodHandles.lookup().findVarHandle(RecordAppender.class, "appended", long.class);
             HELD = MethodHandles.lookup().findVarHandle(RecordAppender.class, "held", long.class);
             TRANSMIT = MethodHandles.lookup().findVarHandle(RecordAppender.class, "transmit", long.class);
-            POISON_SEEN = MethodHandles.lookup().findVarHandle(RecordAppender.class, "poisonSeen", boolean.class);
+            LOOK_ALWAYS = MethodHandles.lookup().findVarHandle(RecordAppender.class, "lookAlways", boolean.class);
         } catch (ReflectiveOperationException e) {
             throw new ExceptionInInitializerError(e);
         }
@@ -87,10 +87,11 @@ class RecordAppender {
     @SuppressWarnings("unused") // through HELD
     private long held = -1;
     /**
-     * The messenger's: whether any look found the channel poisoned, kept here so every send reads one object. Set once
-     * (false to true) by CAS ({@link #casPoisonSeen}), by whichever thread looked.
+     * The messenger's: whether every send must look at the poison word and the link (a look found the channel
+     * poisoned, or the link's failure hook ran), kept here so every send reads one object. Set once (false to true) by
+     * CAS ({@link #casLookAlways}), by whichever thread looked or failed the link.
      */
-    private boolean poisonSeen;
+    private boolean lookAlways;
 
     RecordAppender(LocalRegion staging, int chunkSize) {
         this.staging = staging;
@@ -98,14 +99,14 @@ class RecordAppender {
         this.recordCapacity = ChunkLayout.recordCapacity(chunkSize);
     }
 
-    /** Plain: a look on another thread shows here at the latest at the owner's next look (a call, out of line). */
-    final boolean lpPoisonSeen() {
-        return poisonSeen;
+    /** Plain: a CAS on another thread shows here at the latest at the owner's next look (a call, out of line). */
+    final boolean lpLookAlways() {
+        return lookAlways;
     }
 
-    /** Any thread whose look found the poison: from then on every send of the owner looks. */
-    final void casPoisonSeen() {
-        POISON_SEEN.compareAndSet(this, false, true);
+    /** Any thread whose look found the poison, or that failed the link: from then on every send of the owner looks. */
+    final void casLookAlways() {
+        LOOK_ALWAYS.compareAndSet(this, false, true);
     }
 
     static void checkTag(int tag) {

@@ -75,7 +75,7 @@
  * channel's poison word in the sender's notification slot: a {@link io.fabricrpc.messaging.PoisonReason} code and the
  * number of records run before that point, written once by the destination thread as one inline write whose code
  * byte lands last, after a short text. The sender loads the code byte (acquire, local memory: no remote operation)
- * at its first send and then every {@code Messenger.POISON_LOOK_PERIOD} (64) sends, at each frame that starts a
+ * at its first send and then every {@code Messenger.LOOK_PERIOD} (64) sends, at each frame that starts a
  * batch (nothing pending), at each framed write, and in its RETRY and synchronizer waits. The first look to find it
  * set says so by CAS (a flag set once), and from then on every send on the channel throws
  * {@link io.fabricrpc.messaging.ChannelPoisonedException} naming the receiver, the reason and the calls accepted
@@ -87,7 +87,11 @@
  * poison word then says how many did.
  *
  * <h2>Failed and fenced peers</h2>
- * A send looks at its link before it stores or posts a record. A frame looks when it starts a batch, and every
+ * A send looks at its link before it posts a record. A send in place, into a mapped chunk, reads only the
+ * look-always flag, which the link's failure hook sets ({@link io.fabricrpc.transport.Link#whenFailed}: fencing, the
+ * peer's death, a file cut short, the endpoint's close or fault): its next send looks and throws. The flag is read
+ * plainly; a send that does not see the CAS yet is one racing the verdict, and the look every {@code LOOK_PERIOD}
+ * sends bounds how long. A frame looks when it starts a batch, and every
  * transmission of framed records looks again (the owner's throws {@link io.fabricrpc.api.PeerFailedException}, another
  * thread's and close's transmit nothing): records framed into the batch open at a verdict never leave, even into a
  * mapped chunk, and the call, flush or wait that would send them throws.

@@ -165,6 +165,15 @@ public interface Link {
     }
 
     /**
+     * Runs {@code hook} when this link stops being alive (it failed, was fenced or closed, or its endpoint closed or
+     * faulted): on the thread that ended it, or at once on this one if it already has. A sender storing into a
+     * {@link #directWindow} looks at the link only when its hook tells it to, so a link that hands out windows must
+     * run the hooks. A hook may run more than once; it must be quick and must not throw. Others may ignore it.
+     */
+    default void whenFailed(Runnable hook) {
+    }
+
+    /**
      * One-sided read of {@code length} bytes of the peer's region {@code src} into {@code dst}. The data is
      * there once the returned ticket {@linkplain #isComplete completes} (see {@link #awaitCompletion}).
      */

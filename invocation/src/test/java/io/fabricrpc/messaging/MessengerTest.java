@@ -887,7 +887,7 @@ public abstract class MessengerTest {
     }
 
     /**
-     * Send and frame look at the poison word every POISON_LOOK_PERIOD calls: a sender learns within that many calls
+     * Send and frame look at the poison word every LOOK_PERIOD calls: a sender learns within that many calls
      * of its landing, and at its very next call once any look (a synchronizer's) found it.
      */
     @Test
@@ -923,7 +923,7 @@ public abstract class MessengerTest {
                         e = poisoned;
                     }
                 }
-                assertTrue(accepted < Messenger.POISON_LOOK_PERIOD, accepted + " calls accepted after it landed");
+                assertTrue(accepted < Messenger.LOOK_PERIOD, accepted + " calls accepted after it landed");
                 assertEquals(1 + accepted, e.notRun(), e.getMessage());
                 for (int i = 0; i < 3; i++) {
                     assertThrows(ChannelPoisonedException.class, () -> messenger.send(record(27, 99, 0)),
@@ -965,6 +965,37 @@ public abstract class MessengerTest {
             receiver.processCalls(checker);
         }
         assertEquals(4, checker.total, "records framed into the batch open at the verdict ran");
+        assertNull(checker.error);
+    }
+
+    /**
+     * A send throws once its link is fenced, at the very next send and not only at the periodic look, even when
+     * another thread fenced it: over a mapped window the link's failure hook tells the sender to look. Nothing sent
+     * after the verdict runs.
+     */
+    @Test
+    void aSendAfterAVerdictThrowsAtOnceAndNothingOfItRuns() throws InterruptedException {
+        OrderChecker checker = new OrderChecker();
+        try (Messenger messenger = messenger(35, MessengerConfig.defaults())) {
+            for (int i = 0; i < 5; i++) { // the first send looked; the next periodic look is far off
+                assertTrue(messenger.send(0, knownRecord(35, i, 0)));
+            }
+            messenger.flush();
+            drain(checker, 5);
+            Thread fencer = new Thread(() -> messenger.link().fence("declared failed by another thread"));
+            fencer.start();
+            fencer.join();
+            io.fabricrpc.api.PeerFailedException e = assertThrows(io.fabricrpc.api.PeerFailedException.class,
+                    () -> messenger.send(0, knownRecord(35, 5, 0)));
+            assertTrue(e.getMessage().contains("declared failed by another thread"), e.getMessage());
+            assertThrows(io.fabricrpc.api.PeerFailedException.class, () -> messenger.send(0, knownRecord(35, 6, 0)),
+                    "and every send after it");
+            assertEquals(5, messenger.recordsSent());
+        }
+        for (int poll = 0; poll < 2_000; poll++) {
+            receiver.processCalls(checker);
+        }
+        assertEquals(5, checker.total, "nothing sent after the verdict ran");
         assertNull(checker.error);
     }
 

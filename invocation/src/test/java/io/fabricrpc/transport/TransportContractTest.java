@@ -60,6 +60,24 @@ public abstract class TransportContractTest {
         }
     }
 
+    /** {@link Link#whenFailed}: a link that hands out windows tells their senders when it ends, even told late. */
+    @Test
+    void aLinkThatHandsOutWindowsRunsItsFailureHooks() {
+        try (LocalRegion shared = b.allocate(4096, RemoteAccess.WRITE)) {
+            Link link = a.connect(b.address());
+            org.junit.jupiter.api.Assumptions.assumeTrue(link.directWindow(shared.remote()) != null,
+                    "no windows: every send looks at the link");
+            java.util.concurrent.atomic.AtomicInteger ran = new java.util.concurrent.atomic.AtomicInteger();
+            link.whenFailed(ran::incrementAndGet);
+            assertEquals(0, ran.get(), "not while the link lives");
+            link.fence("declared failed by the test");
+            assertTrue(ran.get() >= 1, "the fence ran it");
+            java.util.concurrent.atomic.AtomicInteger late = new java.util.concurrent.atomic.AtomicInteger();
+            link.whenFailed(late::incrementAndGet);
+            assertTrue(late.get() >= 1, "added after the fence: run at once");
+        }
+    }
+
     @Test
     void writeThenFlagIsSeenInIssueOrder() throws Exception {
         try (LocalRegion target = b.allocate(4096, RemoteAccess.WRITE);

@@ -207,6 +207,11 @@ public final class CountingTransport implements Transport {
         }
 
         @Override
+        public void whenFailed(Runnable hook) {
+            link.whenFailed(hook); // it forwards windows, so it forwards what tells their senders to look
+        }
+
+        @Override
         public long read(RemoteRegion src, long srcOffset, LocalRegion dst, long dstOffset, long length) {
             post(1, length);
             return link.read(src, srcOffset, dst, dstOffset, length);

@@ -54,8 +54,27 @@ final class ShmLink implements Link {
         }
     }
 
+    /** Senders' hooks ({@link #whenFailed}): added by senders, run by whichever thread ends the link. */
+    private final java.util.concurrent.CopyOnWriteArrayList<Runnable> failureHooks =
+            new java.util.concurrent.CopyOnWriteArrayList<>();
+
     private void casFailure(String reason) {
-        FAILURE.compareAndSet(this, null, reason);
+        if (FAILURE.compareAndSet(this, null, reason)) {
+            runFailureHooks(); // after the failure's volatile store: a hook added later sees it (whenFailed)
+        }
+    }
+
+    @Override
+    public void whenFailed(Runnable hook) {
+        failureHooks.add(hook);
+        if (!isAlive()) { // the link ended while the hook was added: whoever ended it may not have seen it
+            hook.run();
+        }
+    }
+
+    /** Tells every sender storing into this link's windows to look at it: the link, or its endpoint, ended. */
+    void runFailureHooks() {
+        failureHooks.forEach(Runnable::run);
     }
 
     @Override

@@ -295,6 +295,7 @@ public final class ShmTransport implements Transport {
         if (ownFault == null && ShmDirectory.isShorterThan(own, EndpointSegmentDescriptor.fileLength(ringCapacity))
                 && OWN_FAULT.compareAndSet(this, null, "this endpoint's own file " + own + " was cut short under its "
                         + "mapping (truncated?)" + (fault == null ? "" : ": " + fault))) {
+            links.values().forEach(ShmLink::runFailureHooks);
             System.getLogger("fabricrpc.shm").log(System.Logger.Level.ERROR, ownFault + "; every link of endpoint "
                     + Long.toHexString(endpointId) + " fails", fault);
             try {
@@ -353,6 +354,7 @@ public final class ShmTransport implements Transport {
             }
             closed = true;
         }
+        links.values().forEach(ShmLink::runFailureHooks); // senders into windows look at their links from now on
         SegmentHeaderDescriptor.setState(endpointFile, SegmentHeaderDescriptor.STATE_CLOSED); // release: peers see the close
         liveness.interrupt();
         try {

@@ -15,8 +15,9 @@ import java.util.concurrent.TimeoutException;
 /**
  * The future of one {@code callReturnAsync}, whose call waits for its reply on port {@link #port} of
  * {@link #client}. Invariant: it completes once, by whichever thread claims it first ({@code claimed} 0 to 1 by
- * CAS): the collector of the reply, a waiter that finds it overdue, or the peer-failure listener. Waiting on it, or
- * on any stage depending on it ({@link #newIncompleteFuture}), collects the reply: no helper thread is needed.
+ * CAS): the collector of the reply, a waiter that finds it overdue, or the peer-failure listener (or a waiter, after
+ * callTimeout, if a claimant never completes it). Waiting on it, or on any stage depending on it
+ * ({@link #newIncompleteFuture}), collects the reply: no helper thread is needed.
  */
 final class ReturnFuture extends CompletableFuture<Object> {
     private static final VarHandle CLAIMED;
@@ -114,9 +115,25 @@ final class ReturnFuture extends CompletableFuture<Object> {
             Thread.onSpinWait();
         }
         // Claimed, maybe by another thread that has yet to complete it: claim and complete follow each other with
-        // nothing that waits in between, so this ends, and a caller that waited sees the future done.
-        while (!isDone()) {
-            Thread.onSpinWait();
+        // nothing that waits in between. Bounded anyway: a claimant that died in between (a stack overflow) fails it.
+        long claimedSeen = 0;
+        for (int spins = 0; !isDone(); ) {
+            if (spins++ < 1_000) {
+                Thread.onSpinWait();
+                continue;
+            }
+            spins = 1_000;
+            Thread.yield();
+            long now = System.nanoTime();
+            if (now - deadline > 0) {
+                return;
+            }
+            claimedSeen = claimedSeen == 0 ? now : claimedSeen;
+            if (now - claimedSeen > timeout.toNanos()) {
+                completeExceptionally(new IllegalStateException("the reply of the call to " + dest + " (port " + port
+                        + ") was claimed by a thread that did not complete it within " + timeout.toMillis()
+                        + " ms (callTimeout)"));
+            }
         }
     }
 

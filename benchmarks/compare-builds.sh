@@ -66,6 +66,11 @@ import re, statistics, sys
 reports, pairs, ratio, base, bench, current = sys.argv[1], int(sys.argv[2]), sys.argv[3], sys.argv[4], sys.argv[5], sys.argv[6]
 num, den = ratio.split("/")
 
+def per_pair(b, c, digits=2):
+    """Two table cells: current/base per pair, and their median."""
+    changes = [y / x for x, y in zip(b, c)]
+    return f"{' '.join(f'{v:.2f}' for v in changes)} | **{statistics.median(changes):.{digits}f}x**"
+
 def costs(path):
     """(send, run, total) ns per call per size and column from a call-cost report's table."""
     lines = [l for l in open(path, encoding="utf-8").read().splitlines() if l.startswith("|")]
@@ -86,10 +91,9 @@ if bench == "call-cost":
     for size in sorted(runs["base"][0]):
         for column in runs["base"][0][size]:
             med = lambda b, k: statistics.median(r[size][column][k] for r in runs[b])
-            changes = [x[size][column][2] / y[size][column][2] for x, y in zip(runs["base"], runs["current"])]
+            total = {b: [r[size][column][2] for r in runs[b]] for b in runs}  # the rate change: base ns / current ns
             print(f"| {size} | {column} | {med('base', 0):.1f} / {med('base', 1):.1f} | "
-                  f"{med('current', 0):.1f} / {med('current', 1):.1f} | "
-                  f"{' '.join(f'{v:.2f}' for v in changes)} | **{statistics.median(changes):.3f}x** |")
+                  f"{med('current', 0):.1f} / {med('current', 1):.1f} | {per_pair(total['current'], total['base'], 3)} |")
     sys.exit(0)
 
 def calls(path):
@@ -115,9 +119,7 @@ print("|---:|---:|---:|---|---:|")
 for size in sorted(runs["base"][0]):
     b = [r[size][num] / r[size][den] for r in runs["base"]]
     c = [r[size][num] / r[size][den] for r in runs["current"]]
-    changes = [y / x for x, y in zip(b, c)]
-    print(f"| {size} | {statistics.median(b):.2f}x | {statistics.median(c):.2f}x | "
-          f"{' '.join(f'{v:.2f}' for v in changes)} | **{statistics.median(changes):.2f}x** |")
+    print(f"| {size} | {statistics.median(b):.2f}x | {statistics.median(c):.2f}x | {per_pair(b, c)} |")
 
 print(f"\ncalls/s of current over base, per pair and the median:\n")
 print("| size (B) | column | base M calls/s per pair | current M calls/s per pair | current/base per pair | median |")
@@ -126,7 +128,6 @@ for size in sorted(runs["base"][0]):
     for column in runs["base"][0][size]:
         b = [r[size][column] / 1e6 for r in runs["base"]]
         c = [r[size][column] / 1e6 for r in runs["current"]]
-        changes = [y / x for x, y in zip(b, c)]
         print(f"| {size} | {column} | {' '.join(f'{v:.1f}' for v in b)} | {' '.join(f'{v:.1f}' for v in c)} | "
-              f"{' '.join(f'{v:.2f}' for v in changes)} | **{statistics.median(changes):.2f}x** |")
+              f"{per_pair(b, c)} |")
 PY

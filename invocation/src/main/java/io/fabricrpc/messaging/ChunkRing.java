@@ -91,9 +91,7 @@ final class ChunkRing {
         window = link.directWindow(chunks[current]);
         appender.reset(0, chunks[current], window);
         Publisher publisher = window != null ? new WindowPublisher(link, appender) : new StagedPublisher(link, appender);
-        if (window != null) { // an in-place send looks at the link only when told to (Messenger#lookNowAndThen)
-            link.whenFailed(appender::casLookAlways);
-        }
+        link.whenFailed(appender::casLookAlways); // every send looks once it failed; in place, only then
         appender.soAppended();
         return publisher;
     }

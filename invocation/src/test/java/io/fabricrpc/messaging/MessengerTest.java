@@ -125,6 +125,13 @@ public abstract class MessengerTest {
         }
     }
 
+    /** Polls the receiver 2,000 times: records that must not arrive would have by then. */
+    private void pollAWhile(OrderChecker checker) {
+        for (int poll = 0; poll < 2_000; poll++) {
+            receiver.processCalls(checker);
+        }
+    }
+
     private void drain(OrderChecker checker, long expectedTotal) {
         long deadline = System.nanoTime() + 60_000_000_000L;
         while (checker.total < expectedTotal) {
@@ -961,9 +968,7 @@ public abstract class MessengerTest {
                     "a batch that would start");
             assertEquals(5, messenger.recordsSent());
         }
-        for (int poll = 0; poll < 2_000; poll++) {
-            receiver.processCalls(checker);
-        }
+        pollAWhile(checker);
         assertEquals(4, checker.total, "records framed into the batch open at the verdict ran");
         assertNull(checker.error);
     }
@@ -992,9 +997,7 @@ public abstract class MessengerTest {
                     "and every send after it");
             assertEquals(5, messenger.recordsSent());
         }
-        for (int poll = 0; poll < 2_000; poll++) {
-            receiver.processCalls(checker);
-        }
+        pollAWhile(checker);
         assertEquals(5, checker.total, "nothing sent after the verdict ran");
         assertNull(checker.error);
     }

@@ -44,6 +44,9 @@ final class ShmLink implements Link {
     private final ConcurrentHashMap<Long, MemorySegment> regions = new ConcurrentHashMap<>();
     /** Set once, by CAS (the liveness monitor, fencing, close): the first reason the link failed. */
     private volatile String failure;
+    /** Senders' hooks ({@link #whenFailed}): added by senders, run by whichever thread ends the link. */
+    private final java.util.concurrent.CopyOnWriteArrayList<Runnable> failureHooks =
+            new java.util.concurrent.CopyOnWriteArrayList<>();
     private static final java.lang.invoke.VarHandle FAILURE;
 
     static {
@@ -53,10 +56,6 @@ final class ShmLink implements Link {
             throw new ExceptionInInitializerError(e);
         }
     }
-
-    /** Senders' hooks ({@link #whenFailed}): added by senders, run by whichever thread ends the link. */
-    private final java.util.concurrent.CopyOnWriteArrayList<Runnable> failureHooks =
-            new java.util.concurrent.CopyOnWriteArrayList<>();
 
     private void casFailure(String reason) {
         if (FAILURE.compareAndSet(this, null, reason)) {

@@ -1,6 +1,7 @@
 package io.fabricrpc.api;
 
 
+import java.time.Duration;
 import java.util.concurrent.CompletableFuture;
 
 /**
@@ -71,4 +72,27 @@ public interface ContextCalls<C> {
      * @return a future of the function's result
      */
     <R> CompletableFuture<R> callReturnAsync(ThreadId dest, RemoteContextFunction<C, R> function);
+
+    /**
+     * As {@link Fabric#callReturn(ThreadId, Duration, RemoteSupplier)}, for a function of the destination's context.
+     *
+     * @param <R> the result type
+     * @param dest the worker thread that runs it
+     * @param timeout how long the call may take, from now
+     * @param function the lambda of the destination's context; its captured values are the message
+     * @return the function's result
+     */
+    <R> R callReturn(ThreadId dest, Duration timeout, RemoteContextFunction<C, R> function);
+
+    /**
+     * As {@link Fabric#callReturnAsync(ThreadId, Duration, RemoteSupplier)}, for a function of the destination's
+     * context.
+     *
+     * @param <R> the result type
+     * @param dest the worker thread that runs it
+     * @param timeout how long the call may take, from now
+     * @param function the lambda of the destination's context; its captured values are the message
+     * @return a future of the function's result
+     */
+    <R> CompletableFuture<R> callReturnAsync(ThreadId dest, Duration timeout, RemoteContextFunction<C, R> function);
 }

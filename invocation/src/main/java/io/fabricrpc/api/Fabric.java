@@ -2,7 +2,11 @@ package io.fabricrpc.api;
 
 
 import java.lang.foreign.MemorySegment;
+import java.time.Duration;
+import java.util.Arrays;
+import java.util.Collection;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.Future;
 import java.util.function.BiConsumer;
 import java.util.function.IntFunction;
 
@@ -25,6 +29,34 @@ import java.util.function.IntFunction;
  * (before anything is sent) for captures of unregistered classes, {@link io.fabricrpc.api.MessagingException}
  * for a call larger than a chunk, and {@link io.fabricrpc.api.PeerFailedException} once the destination's
  * process is gone. Errors raised by calls at the receiver go to {@link #onError}.
+ *
+ * <h2>Calls with a result: one outcome each</h2>
+ * Every {@code callReturn} and {@code callReturnAsync} (and their {@link ContextCalls} forms) ends exactly once,
+ * within its deadline (its own timeout, or {@link FabricConfig#withCallTimeout the call timeout}), whatever the
+ * caller waits with. Its outcome is one of:
+ * <table class="striped">
+ * <caption>Outcomes of a call with a result</caption>
+ * <tr><th>outcome</th><th>did the function run?</th></tr>
+ * <tr><td>its value</td><td>once</td></tr>
+ * <tr><td>{@link RemoteInvocationException}</td><td>once, and threw (or was refused there: the message says)</td></tr>
+ * <tr><td>{@link DeadlineExceededException}</td><td>{@link DeadlineExceededException#mayHaveRun()} tells: not
+ *     if the call was never sent, else unknown</td></tr>
+ * <tr><td>{@link PeerFailedException}</td><td>not, if thrown by the call method itself before sending (its message
+ *     says "was not sent"); else unknown ("in flight: it may have run")</td></tr>
+ * <tr><td>{@link java.util.concurrent.CancellationException} ({@code future.cancel})</td><td>unknown: it may
+ *     still run; its result is dropped</td></tr>
+ * <tr><td>anything thrown by the call method itself (an unregistered capture, all ports busy, a bad timeout)</td>
+ *     <td>not: nothing was sent</td></tr>
+ * </table>
+ * A call ended without its result never hands that result to a later call: its mailbox port stays reserved until
+ * the late reply arrives and is dropped. The fabric's background agent enforces deadlines even when no thread of the
+ * process polls, so {@code CompletableFuture.allOf(futures).join()} never outlives the calls' deadlines.
+ *
+ * <p>Waiting: a fabric future's own {@code get()}/{@code join()} (and those of stages derived from it) run the
+ * waiting worker's incoming calls. Any other wait ({@code allOf(...).join()}, {@code anyOf}, a future of your own)
+ * blocks the thread: a worker blocked so cannot answer the peers that wait for it, so workers that fan out to each
+ * other must wait with {@link #awaitAll(Collection)}. A worker that blocks for about a second while calls wait for
+ * it is named in a warning (logger {@code fabricrpc.workers}) with its stack.
  */
 public interface Fabric extends AutoCloseable {
     /**
@@ -242,6 +274,17 @@ public interface Fabric extends AutoCloseable {
     <R> R callReturn(ThreadId dest, RemoteSupplier<R> function);
 
     /**
+     * {@link #callReturn(ThreadId, RemoteSupplier)} with its own deadline instead of the call timeout.
+     *
+     * @param <R> the result type
+     * @param dest the worker thread that runs it
+     * @param timeout how long the call may take, from now, before it fails with {@link DeadlineExceededException}
+     * @param function the lambda; its captured values are the message
+     * @return the function's result
+     */
+    <R> R callReturn(ThreadId dest, Duration timeout, RemoteSupplier<R> function);
+
+    /**
      * As {@link #callReturn}, completing the future instead of blocking. The future completes exceptionally with
      * {@link io.fabricrpc.api.RemoteInvocationException} if the function threw at the destination,
      * {@link io.fabricrpc.api.PeerFailedException} if the destination's process dies, or a
@@ -265,6 +308,48 @@ public interface Fabric extends AutoCloseable {
      * @return a future of the function's result
      */
     <R> CompletableFuture<R> callReturnAsync(ThreadId dest, RemoteSupplier<R> function);
+
+    /**
+     * {@link #callReturnAsync(ThreadId, RemoteSupplier)} with its own deadline instead of the call timeout: the
+     * future fails with {@link DeadlineExceededException} once it passes, even if no thread of this process polls.
+     * {@code future.cancel(...)} ends the call at once (outcome unknown).
+     *
+     * @param <R> the result type
+     * @param dest the worker thread that runs it
+     * @param timeout how long the call may take, from now
+     * @param function the lambda; its captured values are the message
+     * @return a future of the function's result
+     */
+    <R> CompletableFuture<R> callReturnAsync(ThreadId dest, Duration timeout, RemoteSupplier<R> function);
+
+    /**
+     * Waits until every future is done, as {@code CompletableFuture.allOf(futures).join()} does, but keeps the
+     * fabric moving meanwhile: an attached worker runs its incoming calls and every waiter collects arrived results.
+     * Workers that fan out calls to each other and wait here cannot deadlock, whatever the futures are built of
+     * ({@code thenCompose}, {@code thenCombine}, {@code allOf}, ... of the fabric's futures).
+     *
+     * @param timeout how long to wait at most
+     * @param futures the futures to wait for; any kind
+     * @throws java.util.concurrent.CompletionException with the first failure, in the given order, if any failed
+     * @throws DeadlineExceededException if some are still not done after {@code timeout}
+     */
+    void awaitAll(Duration timeout, Collection<? extends Future<?>> futures);
+
+    /**
+     * {@link #awaitAll(Duration, Collection)} bounded by the call timeout.
+     *
+     * @param futures the futures to wait for; any kind
+     */
+    void awaitAll(Collection<? extends Future<?>> futures);
+
+    /**
+     * {@link #awaitAll(Duration, Collection)} bounded by the call timeout.
+     *
+     * @param futures the futures to wait for; any kind
+     */
+    default void awaitAll(CompletableFuture<?>... futures) {
+        awaitAll(Arrays.asList(futures));
+    }
 
     /**
      * {@code function} on every worker thread of the job (this one included), through a broadcast tree.

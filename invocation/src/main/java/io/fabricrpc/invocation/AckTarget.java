@@ -13,16 +13,19 @@ import java.util.List;
  * A broadcast's consumption: every live worker's counter in the root's ack region has reached the broadcast's
  * sequence. Workers of failed ranks are not waited for; a live worker whose path in the tree passes through a failed
  * rank and that has not run the broadcast {@link #GRACE_NANOS} after that failure is known is reported, by name, in a
- * {@link BroadcastIncompleteException}. Owned by the broadcasting thread.
+ * {@link BroadcastIncompleteException}. A broadcast whose function threw at some workers fails the wait that sees
+ * it, once, with a {@link io.fabricrpc.api.Synchronizer.RemoteCallsFailedException} naming them. Owned by the
+ * broadcasting thread.
  *
  * <pre>
- * Ack region (the broadcasting thread's memory, RemoteAccess.WRITE), one {@link CounterSlot} per worker thread:
- *  0                  24                 48               24 x threads
- *  +------------------+------------------+-- ... --------+
- *  | worker 0         | worker 1         |                |
- *  +------------------+------------------+-- ... --------+
- *  worker i's slot: the sequence of the latest acknowledged broadcast from this thread that worker i has run,
- *  published by worker i alone after the run
+ * Ack region (the broadcasting thread's memory, RemoteAccess.WRITE), two {@link CounterSlot}s per worker thread:
+ *  0                  24                  24 x threads       24 x (threads + 1)      48 x threads
+ *  +------------------+-- ... -----------+------------------+-- ... --------------+
+ *  | ran: worker 0    |  ran: worker i   | threw: worker 0  |  threw: worker i    |
+ *  +------------------+-- ... -----------+------------------+-- ... --------------+
+ *  ran i:   the sequence of the latest acknowledged broadcast from this thread that worker i has run
+ *  threw i: the sequence of the latest such broadcast whose function threw at worker i (0: none); published
+ *           before ran i. Both written by worker i alone, after the run.
  * </pre>
  */
 final class AckTarget implements SyncTarget {
@@ -34,6 +37,9 @@ final class AckTarget implements SyncTarget {
     private final int threads;
     private final int root;
     private final long[] known;
+    /** Per worker: the latest failed sequence read, and the latest one already reported. */
+    private final long[] threw;
+    private final long[] reportedThrew;
     private int checkedUpTo;
     private long lastMark;
     private long incompleteSince;
@@ -44,14 +50,21 @@ final class AckTarget implements SyncTarget {
         this.threads = threads;
         this.root = root;
         this.known = new long[threads];
+        this.threw = new long[threads];
+        this.reportedThrew = new long[threads];
     }
 
     static long regionLength(int threads) {
-        return (long) CounterSlot.LENGTH * threads;
+        return 2L * CounterSlot.LENGTH * threads;
     }
 
     static long slotOffset(int worker) {
         return (long) CounterSlot.LENGTH * worker;
+    }
+
+    /** Where worker {@code worker} publishes the latest sequence that threw there, in a job of {@code threads}. */
+    static long failedSlotOffset(int threads, int worker) {
+        return (long) CounterSlot.LENGTH * (threads + worker);
     }
 
     @Override
@@ -65,7 +78,32 @@ final class AckTarget implements SyncTarget {
         }
         checkedUpTo = 0;
         incompleteSince = 0;
+        reportFailures(mark);
         return true;
+    }
+
+    /** Throws, once per failure, if the function threw at any worker for a broadcast up to {@code mark}. */
+    private void reportFailures(long mark) {
+        List<String> failed = null;
+        long latest = 0;
+        for (int i = 0; i < threads; i++) {
+            // read after ran(i): the failed slot is published before the ran slot
+            threw[i] = CounterSlot.read(acks.segment(), failedSlotOffset(threads, i), threw[i]);
+            if (threw[i] > reportedThrew[i]) {
+                reportedThrew[i] = threw[i];
+                latest = Math.max(latest, threw[i]);
+                if (failed == null) {
+                    failed = new ArrayList<>();
+                }
+                failed.add(name(i));
+            }
+        }
+        if (failed != null) {
+            throw new io.fabricrpc.api.Synchronizer.RemoteCallsFailedException("broadcast from worker " + name(root)
+                    + " threw at " + failed.size() + " worker" + (failed.size() == 1 ? "" : "s") + " " + failed
+                    + " (latest failed broadcast " + latest + ", waited for up to " + mark + "); each worker's"
+                    + " onError listener got the exception", null);
+        }
     }
 
     private boolean ran(int worker, long mark) {

@@ -58,6 +58,8 @@ final class Broadcasts {
         private AckTarget ackTarget;
         /** Publishes this thread's own slot of {@link #ackRegion} when it runs its broadcast as the root. */
         private CounterSlot.Writer ownAck;
+        /** Publishes this thread's own failed slot when its run as the root threw. */
+        private CounterSlot.Writer ownFailed;
         /** Per nesting level, as {@link ThreadContext#writer()}. */
         private final RawWriter[] raws = new RawWriter[ThreadContext.MAX_NESTING];
 
@@ -124,6 +126,8 @@ final class Broadcasts {
                 sender.ackRegion = transport.allocate(AckTarget.regionLength(jobThreads()), RemoteAccess.WRITE);
                 sender.ackTarget = new AckTarget(runtime, sender.ackRegion, jobThreads(), root);
                 sender.ownAck = new CounterSlot.Writer(sender.ackRegion.segment(), AckTarget.slotOffset(root));
+                sender.ownFailed = new CounterSlot.Writer(sender.ackRegion.segment(),
+                        AckTarget.failedSlotOffset(jobThreads(), root));
             }
         }
         // A self-contained record (definition included) that every hop forwards unchanged but for the span. One
@@ -175,6 +179,7 @@ final class Broadcasts {
 
     private void runLocally(Sender sender, Serializable function, MemorySegment inline, RemoteRegion readSource,
                             long regionOffset, long length, long[] regionIds, boolean ack, long sequence) {
+        boolean ran = false;
         try {
             if (function instanceof RemoteRunnable runnable) {
                 runnable.run();
@@ -187,8 +192,12 @@ final class Broadcasts {
                 }
                 ((RemoteBufferConsumer) function).accept(argument);
             }
+            ran = true;
         } finally {
             if (ack) {
+                if (!ran) {
+                    sender.ownFailed.publish(sequence); // before the ran slot, which the wait reads first
+                }
                 sender.ownAck.publish(sequence); // the root's own slot, after its run
             }
         }

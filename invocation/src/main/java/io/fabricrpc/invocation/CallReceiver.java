@@ -46,7 +46,7 @@ final class CallReceiver implements RecordHandler {
      * This worker's ack publishers, by owner endpoint, then region id (ids are never reused): one per broadcasting
      * thread's ack region, as a counter slot has one writer that keeps its sequence.
      */
-    private final Long2ObjectHashMap<Long2ObjectHashMap<CounterSlot.Writer>> ackWriters = new Long2ObjectHashMap<>();
+    private final Long2ObjectHashMap<Long2ObjectHashMap<AckWriters>> ackWriters = new Long2ObjectHashMap<>();
     private final CallDecoder broadcastDecoder;
     private final ResultCodec results;
     private LocalRegion resultScratch;
@@ -296,29 +296,41 @@ final class CallReceiver implements RecordHandler {
             argument = record.asSlice(end, limit - end);
         }
         broadcastDecoder.reset(); // each broadcast record carries its own definition
+        boolean ran = false;
         try {
             broadcastDecoder.invoke(record, at, end, argument);
+            ran = true;
         } finally {
             if (acks != null) {
-                // Single writer of this slot; ordered after the run by program order and the link's issue order.
-                ackWriter(root, acks).publish(sequence);
+                // Single writer of these slots; ordered after the run by program order and the link's issue order,
+                // the failed slot before the ran slot the broadcaster reads first.
+                AckWriters writers = ackWriters(root, acks);
+                if (!ran) {
+                    writers.failed.publish(sequence);
+                }
+                writers.ran.publish(sequence);
             }
         }
     }
 
-    private CounterSlot.Writer ackWriter(int root, RemoteRegion acks) {
-        Long2ObjectHashMap<CounterSlot.Writer> byRegion = ackWriters.get(acks.ownerId());
+    /** This worker's two slots in one broadcasting thread's ack region ({@link AckTarget}). */
+    private record AckWriters(CounterSlot.Writer ran, CounterSlot.Writer failed) {
+    }
+
+    private AckWriters ackWriters(int root, RemoteRegion acks) {
+        Long2ObjectHashMap<AckWriters> byRegion = ackWriters.get(acks.ownerId());
         if (byRegion == null) {
             byRegion = new Long2ObjectHashMap<>();
             ackWriters.put(acks.ownerId(), byRegion);
         }
-        CounterSlot.Writer writer = byRegion.get(acks.regionId());
-        if (writer == null) {
-            writer = new CounterSlot.Writer(runtime.link(root / runtime.threadsPerProcess()), acks,
-                    AckTarget.slotOffset(selfGlobal));
-            byRegion.put(acks.regionId(), writer);
+        AckWriters writers = byRegion.get(acks.regionId());
+        if (writers == null) {
+            Link link = runtime.link(root / runtime.threadsPerProcess());
+            writers = new AckWriters(new CounterSlot.Writer(link, acks, AckTarget.slotOffset(selfGlobal)),
+                    new CounterSlot.Writer(link, acks, AckTarget.failedSlotOffset(runtime.threadCount(), selfGlobal)));
+            byRegion.put(acks.regionId(), writers);
         }
-        return writer;
+        return writers;
     }
 
     /** Adapts the worker's send queue (Agrona ring over {@code memory}) to decoding in place. */

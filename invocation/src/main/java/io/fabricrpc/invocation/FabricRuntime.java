@@ -21,7 +21,9 @@ import io.fabricrpc.transport.Transport;
 import java.io.Serializable;
 import java.lang.foreign.MemorySegment;
 import java.time.Duration;
+import java.util.Collection;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.Future;
 import java.util.function.BiConsumer;
 import java.util.function.IntFunction;
 
@@ -197,23 +199,56 @@ public final class FabricRuntime implements Fabric {
     @Override
     @SuppressWarnings("unchecked")
     public <R> R callReturn(ThreadId dest, RemoteSupplier<R> function) {
-        return (R) callReturnOf(dest, function);
+        return (R) callReturnOf(dest, function, parts.returns().defaultTimeoutNanos());
     }
 
-    Object callReturnOf(ThreadId dest, Serializable function) {
+    @Override
+    @SuppressWarnings("unchecked")
+    public <R> R callReturn(ThreadId dest, Duration timeout, RemoteSupplier<R> function) {
+        return (R) callReturnOf(dest, function, timeoutNanos(timeout));
+    }
+
+    Object callReturnOf(ThreadId dest, Serializable function, long timeoutNanos) {
         int global = network.globalIndex(dest);
-        return parts.returns().call(contexts.context().refuseBlockingCallToSelf(dest), global, dest, function);
+        return parts.returns().call(contexts.context().refuseBlockingCallToSelf(dest), global, dest, function,
+                timeoutNanos);
     }
 
     @Override
     @SuppressWarnings("unchecked")
     public <R> CompletableFuture<R> callReturnAsync(ThreadId dest, RemoteSupplier<R> function) {
-        return (CompletableFuture<R>) callReturnAsyncOf(dest, function);
+        return (CompletableFuture<R>) callReturnAsyncOf(dest, function, parts.returns().defaultTimeoutNanos());
     }
 
-    CompletableFuture<?> callReturnAsyncOf(ThreadId dest, Serializable function) {
+    @Override
+    @SuppressWarnings("unchecked")
+    public <R> CompletableFuture<R> callReturnAsync(ThreadId dest, Duration timeout, RemoteSupplier<R> function) {
+        return (CompletableFuture<R>) callReturnAsyncOf(dest, function, timeoutNanos(timeout));
+    }
+
+    CompletableFuture<?> callReturnAsyncOf(ThreadId dest, Serializable function, long timeoutNanos) {
         ThreadContext context = contexts.context();
-        return parts.returns().callAsync(context, network.globalIndex(dest), dest, context.isWorker(dest), function);
+        return parts.returns().callAsync(context, network.globalIndex(dest), dest, context.isWorker(dest), function,
+                timeoutNanos);
+    }
+
+    /** A per-call timeout as nanoseconds: positive, else the call is refused before it is sent. */
+    static long timeoutNanos(Duration timeout) {
+        if (timeout == null || timeout.isNegative() || timeout.isZero()) {
+            throw new IllegalArgumentException("a call's timeout must be positive, got " + timeout
+                    + " (the call was not sent)");
+        }
+        return timeout.compareTo(Duration.ofDays(365)) > 0 ? Duration.ofDays(365).toNanos() : timeout.toNanos();
+    }
+
+    @Override
+    public void awaitAll(Duration timeout, Collection<? extends Future<?>> futures) {
+        Waits.awaitAll(this, timeout, futures);
+    }
+
+    @Override
+    public void awaitAll(Collection<? extends Future<?>> futures) {
+        Waits.awaitAll(this, config.callTimeout(), futures);
     }
 
     @Override

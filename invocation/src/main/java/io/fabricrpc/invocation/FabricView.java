@@ -12,7 +12,10 @@ import io.fabricrpc.api.RemoteAccess;
 import io.fabricrpc.api.RemoteRegion;
 
 import java.lang.foreign.MemorySegment;
+import java.time.Duration;
+import java.util.Collection;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.Future;
 import java.util.function.BiConsumer;
 import java.util.function.IntFunction;
 import java.util.function.Supplier;
@@ -83,6 +86,26 @@ public final class FabricView implements Fabric {
     @Override
     public <R> CompletableFuture<R> callReturnAsync(ThreadId dest, RemoteSupplier<R> function) {
         return inView(() -> runtime.callReturnAsync(dest, function));
+    }
+
+    @Override
+    public <R> R callReturn(ThreadId dest, Duration timeout, RemoteSupplier<R> function) {
+        return inView(() -> runtime.callReturn(dest, timeout, function));
+    }
+
+    @Override
+    public <R> CompletableFuture<R> callReturnAsync(ThreadId dest, Duration timeout, RemoteSupplier<R> function) {
+        return inView(() -> runtime.callReturnAsync(dest, timeout, function));
+    }
+
+    @Override
+    public void awaitAll(Duration timeout, Collection<? extends Future<?>> futures) {
+        runtime.awaitAll(timeout, futures);
+    }
+
+    @Override
+    public void awaitAll(Collection<? extends Future<?>> futures) {
+        runtime.awaitAll(futures);
     }
 
     // ---- everything below is the underlying fabric's ----

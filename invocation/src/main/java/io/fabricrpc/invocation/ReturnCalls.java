@@ -1,7 +1,10 @@
 package io.fabricrpc.invocation;
 
+import io.fabricrpc.api.DeadlineExceededException;
 import io.fabricrpc.api.PeerFailedException;
+import io.fabricrpc.messaging.SendingAgent;
 import io.fabricrpc.api.ThreadId;
+import io.fabricrpc.mailbox.AllPortsBusyException;
 import io.fabricrpc.mailbox.MailboxClient;
 import io.fabricrpc.mailbox.MailboxServer;
 import io.fabricrpc.mailbox.MailboxTimeoutException;
@@ -23,6 +26,8 @@ import java.util.Arrays;
 import java.util.Iterator;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentLinkedQueue;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
 
 /**
  * The caller's side of {@code callReturn} over mailbox ports (LLVM libc's RPC client): the call record goes into a
@@ -39,7 +44,7 @@ import java.util.concurrent.ConcurrentLinkedQueue;
  * <p>Request (in the packet, streamed when longer): | sender thread (8) | messenger channel (8) | records sent on
  * it before this call (8) | flags (4) | call record |. Reply: a result record ({@link ResultCodec}).
  */
-final class ReturnCalls implements MailboxClient.ReplyCollector {
+final class ReturnCalls implements MailboxClient.ReplyCollector, SendingAgent.Duty {
     static final int SENDER = 0;
     static final int CHANNEL = 8;
     static final int BEFORE = 16;
@@ -51,18 +56,59 @@ final class ReturnCalls implements MailboxClient.ReplyCollector {
     private static final ValueLayout.OfLong LONG = ValueLayout.JAVA_LONG_UNALIGNED;
     private static final Object BLOCKING = new Object();
 
+    /**
+     * What a port's pending reply is collected for: a call's future, or {@link LateDefinition}. Its reply having
+     * arrived means the server has decoded the request, so the definitions it carried are known there.
+     */
+    interface ReplyToken {
+        /** Collector, with the port locked: the reply (or a corrupt packet in its place) arrived. */
+        void replyArrived();
+
+        /** Any thread: whether {@link #replyArrived} ran. */
+        boolean hasReply();
+    }
+
+    /** A blocking call that carried definitions and ended at its deadline: its late reply still tells they arrived. */
+    static final class LateDefinition implements ReplyToken {
+        private volatile boolean arrived;
+
+        @Override
+        public void replyArrived() {
+            arrived = true; // volatile: the caller's next encode reads it
+        }
+
+        @Override
+        public boolean hasReply() {
+            return arrived;
+        }
+    }
+
+    /** How often the agent sweeps while calls are pending: the slack of a deadline nobody else watches. */
+    static final long AGENT_SWEEP_NANOS = 1_000_000;
+
     private final FabricRuntime runtime;
     private final SerializationRegistry registry;
     private final Duration callTimeout;
+    private final SendingAgent agent;
     private final ConcurrentLinkedQueue<ReturnFuture> pending = new ConcurrentLinkedQueue<>();
     private final ThreadLocal<ResultCodec> codecs;
     private volatile long lastSweepCheck;
+    /** Completes the futures the agent settles, so no dependent stage (user code) runs on the agent. */
+    private final ExecutorService completions;
 
-    ReturnCalls(FabricRuntime runtime, SerializationRegistry registry, Duration callTimeout) {
+    ReturnCalls(FabricRuntime runtime, SerializationRegistry registry, Duration callTimeout, SendingAgent agent) {
         this.runtime = runtime;
         this.registry = registry;
         this.callTimeout = callTimeout;
+        this.agent = agent;
         this.codecs = ThreadLocal.withInitial(() -> new ResultCodec(registry));
+        this.completions = Executors.newCachedThreadPool(
+                Thread.ofPlatform().daemon().name("fabricrpc-completions-" + runtime.rank() + "-", 0).factory());
+    }
+
+    /** The timeout a call gets when it names none. */
+    long defaultTimeoutNanos() {
+        return callTimeout.toNanos();
     }
 
     /**
@@ -133,27 +179,51 @@ final class ReturnCalls implements MailboxClient.ReplyCollector {
 
     // ------------------------------------------------------------------------------------------------ blocking
 
-    Object call(ThreadContext context, int global, ThreadId dest, Serializable function) {
+    Object call(ThreadContext context, int global, ThreadId dest, Serializable function, long timeoutNanos) {
+        long started = System.nanoTime();
         MailboxClient client = runtime.mailboxes().client(global);
         CallerState state = state(context);
         int depth = state.depth++; // calls nested in this one's waits encode into the next request buffer
         try {
-            long length = encode(context, state, depth, global, dest, function);
+            // The port first: an encoder counts definitions as sent, so nothing may stop the call after encoding.
+            Port port = open(client, dest, started, timeoutNanos);
+            long length;
+            try {
+                length = encode(context, state, depth, global, dest, function);
+            } catch (RuntimeException | Error e) {
+                port.close();
+                throw e;
+            }
             boolean defines = length < 0;
             length = Math.abs(length);
             if (defines) {
                 state.defining[global] = BLOCKING; // nested calls to dest meanwhile carry their own definitions
             }
-            Port port = client.open();
+            boolean sent = false;
             try {
                 port.send(state.requests[depth].segment(), 0, length);
-                port.recv(state.reader);
+                sent = true;
+                port.recv(state.reader, Math.max(1, timeoutNanos - (System.nanoTime() - started)));
                 Object value = state.value;
                 state.value = null;
                 return value;
             } catch (MailboxTimeoutException e) {
-                throw new MessagingException("no result from " + dest + " within " + callTimeout.toMillis()
-                        + " ms (callTimeout); the destination is alive but has not run the call", e);
+                // The port closes awaiting: its late reply is collected and dropped by the port's next holder. One
+                // that carried definitions keeps later calls to dest self-contained until that reply arrives.
+                if (defines) {
+                    LateDefinition late = new LateDefinition();
+                    port.closeAwaiting(late);
+                    state.defining[global] = late;
+                    defines = false;
+                }
+                DeadlineExceededException late = new DeadlineExceededException("no result from " + dest + " within "
+                        + timeoutNanos / 1_000_000 + " ms (the call's deadline; port " + port.index() + ")", sent);
+                late.initCause(e);
+                throw late;
+            } catch (PeerFailedException e) {
+                throw new PeerFailedException(e.rank(), e.reason() + (sent ? " (with a call to " + dest
+                        + " in flight: it may have run)" : " (the call to " + dest + " was not sent: it did not run)"),
+                        e.isOrderlyDeparture(), e);
             } finally {
                 port.close();
                 if (defines) {
@@ -168,7 +238,8 @@ final class ReturnCalls implements MailboxClient.ReplyCollector {
     // ------------------------------------------------------------------------------------------------- async
 
     CompletableFuture<?> callAsync(ThreadContext context, int global, ThreadId dest, boolean self,
-                                   Serializable function) {
+                                   Serializable function, long timeoutNanos) {
+        long started = System.nanoTime();
         MailboxClient client = runtime.mailboxes().client(global);
         CallerState state = state(context);
         int depth = state.depth++; // calls nested in this one's waits encode into the next request buffer
@@ -176,10 +247,11 @@ final class ReturnCalls implements MailboxClient.ReplyCollector {
         ReturnFuture future;
         Port port;
         try {
-            length = encode(context, state, depth, global, dest, function);
-            port = client.open();
-            future = new ReturnFuture(runtime, client, port.index(), dest, self, callTimeout);
+            // The port first: an encoder counts definitions as sent, so nothing may stop the call after encoding.
+            port = open(client, dest, started, timeoutNanos);
+            future = new ReturnFuture(runtime, client, port.index(), dest, self, started, timeoutNanos);
             try {
+                length = encode(context, state, depth, global, dest, function);
                 port.send(state.requests[depth].segment(), 0, Math.abs(length));
             } catch (RuntimeException | Error e) {
                 port.close();
@@ -193,10 +265,30 @@ final class ReturnCalls implements MailboxClient.ReplyCollector {
             state.defining[global] = future; // later calls to dest wait for it, so the definition arrives first
         }
         pending.add(future);
+        agent.wake(); // it sweeps the future's deadline even if no thread of this process ever polls
         if (self && !context.inProcessCalls) {
             future.awaitUninterruptibly(); // runs this worker's calls, this one included, in their order
         }
         return future;
+    }
+
+    /** A port for a call started at {@code started}: waits for one until the call's deadline at most. */
+    private static Port open(MailboxClient client, ThreadId dest, long started, long timeoutNanos) {
+        long openTimeout = client.config().openTimeout().toNanos(); // both bounds count from the call's start
+        try {
+            return client.open(started, Math.min(timeoutNanos, openTimeout));
+        } catch (AllPortsBusyException e) {
+            if (timeoutNanos >= openTimeout) {
+                throw e;
+            }
+            DeadlineExceededException late = new DeadlineExceededException("callReturn to " + dest + ": the deadline"
+                    + " of " + timeoutNanos / 1_000_000 + " ms passed while every mailbox port was busy", false);
+            late.initCause(e);
+            throw late;
+        } catch (PeerFailedException e) {
+            throw new PeerFailedException(e.rank(), e.reason() + " (the call to " + dest + " was not sent: it did not"
+                    + " run)", e.isOrderlyDeparture(), e);
+        }
     }
 
     /** Encodes the request into the caller's buffer: its length, negated if it carries a new definition. */
@@ -204,7 +296,7 @@ final class ReturnCalls implements MailboxClient.ReplyCollector {
                         Serializable function) {
         boolean selfContained = false;
         Object defining = state.defining[global];
-        if (defining instanceof ReturnFuture earlier && earlier.isDone()) {
+        if (defining instanceof ReplyToken earlier && earlier.hasReply()) {
             state.defining[global] = null; // its definitions have arrived: ids alone are safe again
         } else if (defining != null) {
             // The server may serve this port before the one carrying those definitions: carry our own, never wait.
@@ -289,7 +381,10 @@ final class ReturnCalls implements MailboxClient.ReplyCollector {
 
     @Override
     public void collect(Object token, MemorySegment message, long length) {
-        ReturnFuture future = (ReturnFuture) token;
+        ((ReplyToken) token).replyArrived();
+        if (!(token instanceof ReturnFuture future) || future.isClaimed()) {
+            return; // the call already ended (deadline, cancel): its late result is dropped
+        }
         Object value;
         try {
             value = codecs.get().decode(message, 0, length);
@@ -302,7 +397,10 @@ final class ReturnCalls implements MailboxClient.ReplyCollector {
 
     @Override
     public void failed(Object token, RuntimeException failure) {
-        ((ReturnFuture) token).fail(failure);
+        ((ReplyToken) token).replyArrived();
+        if (token instanceof ReturnFuture future) {
+            future.fail(failure);
+        }
     }
 
     /**
@@ -313,15 +411,19 @@ final class ReturnCalls implements MailboxClient.ReplyCollector {
         if (pending.isEmpty()) {
             return 0;
         }
-        int collected = 0;
         long now = System.nanoTime();
-        boolean checkOverdue = now - lastSweepCheck > 1_000_000;
+        boolean checkOverdue = now - lastSweepCheck > AGENT_SWEEP_NANOS;
         if (checkOverdue) {
             lastSweepCheck = now; // racy: several workers may check at once, harmlessly
         }
+        return sweep(now, checkOverdue);
+    }
+
+    private int sweep(long now, boolean checkOverdue) {
+        int collected = 0;
         for (Iterator<ReturnFuture> it = pending.iterator(); it.hasNext(); ) {
             ReturnFuture future = it.next();
-            if (future.isDone() || future.tryCollect() || checkOverdue && future.failIfOverdue()) {
+            if (future.isClaimed() || future.tryCollect() || checkOverdue && future.failIfOverdue(now)) {
                 it.remove();
                 collected++;
             }
@@ -329,12 +431,45 @@ final class ReturnCalls implements MailboxClient.ReplyCollector {
         return collected;
     }
 
+    /**
+     * The agent's look: collects arrived replies and fails overdue calls, so a deadline holds even when no thread of
+     * this process polls (a caller blocked in {@code allOf(...).join()}). Futures it settles complete on
+     * {@link #completions}.
+     */
+    @Override
+    public long doWork(long nowNanos) {
+        if (pending.isEmpty()) {
+            return 0;
+        }
+        sweep(nowNanos, true);
+        return pending.isEmpty() ? 0 : AGENT_SWEEP_NANOS;
+    }
+
+    @Override
+    public boolean workMayWait() {
+        return !pending.isEmpty();
+    }
+
+    /** Completes a claimed future: on the completions executor when the agent settled it, else on this thread. */
+    void settle(ReturnFuture future, Object value, Throwable failure) {
+        if (Thread.currentThread() == agent.thread()) {
+            try {
+                completions.execute(() -> future.settled(value, failure));
+                return;
+            } catch (java.util.concurrent.RejectedExecutionException closed) {
+                // closing: complete here, nobody's stage can be long-running any more
+            }
+        }
+        future.settled(value, failure);
+    }
+
     void peerFailed(int failedRank, PeerFailedException failure) {
         for (Iterator<ReturnFuture> it = pending.iterator(); it.hasNext(); ) {
             ReturnFuture future = it.next();
             if (future.dest.rank() == failedRank) {
                 it.remove();
-                future.fail(failure);
+                future.fail(new PeerFailedException(failure.rank(), failure.reason() + " (with a call to "
+                        + future.dest + " in flight: it may have run)", failure.isOrderlyDeparture(), failure));
             }
         }
     }
@@ -343,7 +478,8 @@ final class ReturnCalls implements MailboxClient.ReplyCollector {
     void failAll(int rank) {
         for (ReturnFuture future; (future = pending.poll()) != null; ) {
             future.fail(new IllegalStateException("fabric of rank " + rank + " closed before the result from "
-                    + future.dest + " arrived"));
+                    + future.dest + " arrived (the call was sent: it may have run)"));
         }
+        completions.shutdown();
     }
 }

@@ -1,12 +1,12 @@
 package io.fabricrpc.invocation;
 
+import io.fabricrpc.api.DeadlineExceededException;
+import io.fabricrpc.api.PeerFailedException;
 import io.fabricrpc.api.ThreadId;
 import io.fabricrpc.mailbox.MailboxClient;
-import io.fabricrpc.api.MessagingException;
 
 import java.lang.invoke.MethodHandles;
 import java.lang.invoke.VarHandle;
-import java.time.Duration;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
@@ -15,11 +15,13 @@ import java.util.concurrent.TimeoutException;
 /**
  * The future of one {@code callReturnAsync}, whose call waits for its reply on port {@link #port} of
  * {@link #client}. Invariant: it completes once, by whichever thread claims it first ({@code claimed} 0 to 1 by
- * CAS): the collector of the reply, a waiter that finds it overdue, or the peer-failure listener (or a waiter, after
- * callTimeout, if a claimant never completes it). Waiting on it, or on any stage depending on it
- * ({@link #newIncompleteFuture}), collects the reply: no helper thread is needed.
+ * CAS): the collector of the reply, a waiter or the agent's sweep that finds it past its deadline, the
+ * peer-failure listener, or {@link #cancel} (or a waiter, after the timeout, if a claimant never completes it). A
+ * future ended without its reply leaves its port reserved under it, so the late reply is collected and dropped, never
+ * read by a later call (model/mailbox_ports.pml, CANCEL). Waiting on it, or on any stage depending on it
+ * ({@link #newIncompleteFuture}), collects the reply; the agent's sweep does when nobody waits.
  */
-final class ReturnFuture extends CompletableFuture<Object> {
+final class ReturnFuture extends CompletableFuture<Object> implements ReturnCalls.ReplyToken {
     private static final VarHandle CLAIMED;
 
     static {
@@ -36,17 +38,22 @@ final class ReturnFuture extends CompletableFuture<Object> {
     final ThreadId dest;
     /** Addressed to the worker that made the call. */
     private final boolean self;
-    private final long started = System.nanoTime();
-    private final Duration timeout;
+    /** {@link System#nanoTime()} at which the call is overdue, and the timeout it came from (for messages). */
+    private final long deadline;
+    private final long timeoutNanos;
     private volatile int claimed;
+    /** Set by the collector of this call's reply, even after the call ended without it. */
+    private volatile boolean replied;
 
-    ReturnFuture(FabricRuntime runtime, MailboxClient client, int port, ThreadId dest, boolean self, Duration timeout) {
+    ReturnFuture(FabricRuntime runtime, MailboxClient client, int port, ThreadId dest, boolean self, long started,
+                 long timeoutNanos) {
         this.runtime = runtime;
         this.client = client;
         this.port = port;
         this.dest = dest;
         this.self = self;
-        this.timeout = timeout;
+        this.timeoutNanos = timeoutNanos;
+        this.deadline = started + timeoutNanos;
     }
 
     private boolean claim() {
@@ -55,14 +62,53 @@ final class ReturnFuture extends CompletableFuture<Object> {
 
     void succeed(Object value) {
         if (claim()) {
-            complete(value);
+            runtime.returnCalls().settle(this, value, null);
         }
     }
 
     void fail(Throwable failure) {
         if (claim()) {
+            runtime.returnCalls().settle(this, null, failure);
+        }
+    }
+
+    /** Completes this claimed future: on the thread ReturnCalls chose, so dependents never run on the agent. */
+    void settled(Object value, Throwable failure) {
+        if (failure == null) {
+            complete(value);
+        } else {
             completeExceptionally(failure);
         }
+    }
+
+    /**
+     * Ends the call with a {@link java.util.concurrent.CancellationException} unless it already ended. The call may
+     * still run at its destination (its outcome is unknown); its port is reserved until the reply arrives, then the
+     * reply is dropped.
+     */
+    @Override
+    public boolean cancel(boolean mayInterruptIfRunning) {
+        if (claim()) {
+            super.cancel(mayInterruptIfRunning);
+            runtime.sendingAgent().wake(); // the sweep drops it from the pending calls
+            return true;
+        }
+        return isCancelled();
+    }
+
+    @Override
+    public void replyArrived() {
+        replied = true; // volatile: the caller's next encode reads it
+    }
+
+    @Override
+    public boolean hasReply() {
+        return replied;
+    }
+
+    /** True once this future's outcome is decided (it may still be completing on another thread). */
+    boolean isClaimed() {
+        return claimed != 0;
     }
 
     /** Collects the reply if it has arrived; true once this future is done (or being completed). Never waits. */
@@ -70,19 +116,24 @@ final class ReturnFuture extends CompletableFuture<Object> {
         return claimed != 0 || client.tryCollect(port, this) && claimed != 0;
     }
 
-    /** Fails the future if its process is gone or its time is up; true if it did. */
-    boolean failIfOverdue() {
+    /** Fails the future if its process is gone or its deadline passed; true if it did. */
+    boolean failIfOverdue(long now) {
         try {
             runtime.checkAlive(dest.rank());
-            if (System.nanoTime() - started > timeout.toNanos()) {
-                throw new MessagingException("no result from " + dest + " within " + timeout.toMillis()
-                        + " ms (callTimeout)");
-            }
-            return false;
+        } catch (PeerFailedException e) {
+            fail(new PeerFailedException(e.rank(), e.reason() + " (with a call to " + dest + " in flight: it may have"
+                    + " run)", e.isOrderlyDeparture(), e));
+            return true;
         } catch (RuntimeException e) {
             fail(e);
             return true;
         }
+        if (now - deadline > 0) {
+            fail(new DeadlineExceededException("no result from " + dest + " within " + timeoutNanos / 1_000_000
+                    + " ms (the call's deadline; port " + port + ")", true));
+            return true;
+        }
+        return false;
     }
 
     /**
@@ -104,7 +155,7 @@ final class ReturnFuture extends CompletableFuture<Object> {
             }
             runtime.help();
             if ((++polls & 255) == 0) {
-                if (failIfOverdue()) {
+                if (failIfOverdue(System.nanoTime())) {
                     break;
                 }
                 if (System.nanoTime() - deadline > 0) {
@@ -129,10 +180,10 @@ final class ReturnFuture extends CompletableFuture<Object> {
                 return;
             }
             claimedSeen = claimedSeen == 0 ? now : claimedSeen;
-            if (now - claimedSeen > timeout.toNanos()) {
+            if (now - claimedSeen > timeoutNanos) {
                 completeExceptionally(new IllegalStateException("the reply of the call to " + dest + " (port " + port
-                        + ") was claimed by a thread that did not complete it within " + timeout.toMillis()
-                        + " ms (callTimeout)"));
+                        + ") was claimed by a thread that did not complete it within " + timeoutNanos / 1_000_000
+                        + " ms (the call's timeout)"));
             }
         }
     }

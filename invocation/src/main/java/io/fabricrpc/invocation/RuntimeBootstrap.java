@@ -91,7 +91,8 @@ final class RuntimeBootstrap {
             SendCalls sendCalls = new SendCalls(runtime, node, registry, transport, config.callTimeout(), threads);
             MemoryRegions memory = new MemoryRegions(runtime, transport, node.service(), config.transport(),
                     config.callTimeout(), rank, size);
-            ReturnCalls returns = new ReturnCalls(runtime, registry, config.callTimeout());
+            ReturnCalls returns = new ReturnCalls(runtime, registry, config.callTimeout(), node.agent());
+            node.agent().add(returns); // sweeps the deadlines of calls nobody polls for
             MailboxChannelSet mailboxes = new MailboxChannelSet(runtime, transport, node.service(), rank, size, threads,
                     config.returnSlotBytes(), config.callTimeout(), config.transport());
             ReceivingThread[] receiving = new ReceivingThread[threads];
@@ -129,6 +130,7 @@ final class RuntimeBootstrap {
             Broadcasts broadcasts = new Broadcasts(runtime, contexts, transport, memory, registry,
                     config.messenger().chunkSize());
             Workers workers = new Workers(runtime, contexts, sendCalls, returns);
+            node.agent().add(new BlockedWorkers(contexts, mailboxes, rank, threads));
             for (ReceivingThread worker : receiving) {
                 worker.onError(workers::report); // only attached workers run calls: none could fail before this
             }

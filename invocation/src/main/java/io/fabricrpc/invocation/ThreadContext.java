@@ -7,6 +7,8 @@ import io.fabricrpc.serialization.CallEncoder;
 import io.fabricrpc.serialization.CapturedCall;
 
 import java.lang.foreign.MemorySegment;
+import java.lang.invoke.MethodHandles;
+import java.lang.invoke.VarHandle;
 
 /**
  * One thread's state for making and running calls: its {@link Routes}, each kind of call's own per-thread state
@@ -16,6 +18,15 @@ import java.lang.foreign.MemorySegment;
  */
 final class ThreadContext extends Routes {
     static final int MAX_NESTING = 4;
+    private static final VarHandle POLLS;
+
+    static {
+        try {
+            POLLS = MethodHandles.lookup().findVarHandle(ThreadContext.class, "polls", long.class);
+        } catch (ReflectiveOperationException e) {
+            throw new ExceptionInInitializerError(e);
+        }
+    }
 
     final long senderId;
     /** The thread this context belongs to (the fast context lookup compares it). */
@@ -38,6 +49,9 @@ final class ThreadContext extends Routes {
     private final CallWriter[] writers = new CallWriter[MAX_NESTING];
     /** ReturnCalls' state for this thread, created by it on first use. */
     ReturnCalls.CallerState returns;
+    /** Rounds of processCalls this worker began: written by its thread only, read by {@link BlockedWorkers}. */
+    @SuppressWarnings("unused") // accessed through POLLS
+    private long polls;
 
     /** A context for a thread that is not a worker (it only calls). */
     ThreadContext(Routes.Network network, long senderId) {
@@ -54,6 +68,16 @@ final class ThreadContext extends Routes {
         this.workerIndex = workerIndex;
         this.receiving = receiving;
         this.receiver = receiver;
+    }
+
+    /** Owner: one more round of processCalls (a release store: a plain move on x86). */
+    void countPoll() {
+        POLLS.setRelease(this, (long) POLLS.get(this) + 1);
+    }
+
+    /** Any thread: the rounds counted so far (opaque: a diagnostic, no ordering needed). */
+    long pollsSeen() {
+        return (long) POLLS.getOpaque(this);
     }
 
     CallWriter writer() {

@@ -38,6 +38,8 @@ final class ThreadContexts {
     private final List<ThreadContext> all = new CopyOnWriteArrayList<>();
     private final AtomicInteger ephemeralThreads = new AtomicInteger();
     private final AtomicReferenceArray<Thread> attached;
+    /** Each attached worker's context, by worker index (set once, at attach). */
+    private final AtomicReferenceArray<ThreadContext> workers;
     /** Each worker's receiving side, by worker index. */
     private final ReceivingThread[] receiving;
 
@@ -50,6 +52,12 @@ final class ThreadContexts {
         this.threads = receiving.length;
         this.closed = closed;
         this.attached = new AtomicReferenceArray<>(threads);
+        this.workers = new AtomicReferenceArray<>(threads);
+    }
+
+    /** The context of worker {@code index} once a thread attached as it, else null (any thread). */
+    ThreadContext workerContext(int index) {
+        return workers.get(index);
     }
 
     /** The fabric whose worker the calling thread is, or null. */
@@ -78,6 +86,7 @@ final class ThreadContexts {
         ThreadContext context = new ThreadContext(network, ThreadId.pack(rank, index), index, receiving[index],
                 new CallReceiver(runtime, new ThreadId(rank, index), userContext));
         contexts.set(context);
+        workers.set(index, context);
         claimSlot(context);
         CURRENT.set(runtime);
         CURRENT_CONTEXT.set(userContext);

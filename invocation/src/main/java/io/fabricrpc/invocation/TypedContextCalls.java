@@ -7,6 +7,7 @@ import io.fabricrpc.api.RemoteContextFunction;
 import io.fabricrpc.api.Synchronizer;
 import io.fabricrpc.api.ThreadId;
 
+import java.time.Duration;
 import java.util.Objects;
 import java.util.concurrent.CompletableFuture;
 
@@ -48,13 +49,27 @@ final class TypedContextCalls<C> implements ContextCalls<C> {
     @Override
     @SuppressWarnings("unchecked")
     public <R> R callReturn(ThreadId dest, RemoteContextFunction<C, R> function) {
-        return (R) runtime.callReturnOf(dest, function);
+        return (R) runtime.callReturnOf(dest, function, runtime.returnCalls().defaultTimeoutNanos());
+    }
+
+    @Override
+    @SuppressWarnings("unchecked")
+    public <R> R callReturn(ThreadId dest, Duration timeout, RemoteContextFunction<C, R> function) {
+        return (R) runtime.callReturnOf(dest, function, FabricRuntime.timeoutNanos(timeout));
     }
 
     @Override
     @SuppressWarnings("unchecked")
     public <R> CompletableFuture<R> callReturnAsync(ThreadId dest, RemoteContextFunction<C, R> function) {
-        return (CompletableFuture<R>) runtime.callReturnAsyncOf(dest, function);
+        return (CompletableFuture<R>) runtime.callReturnAsyncOf(dest, function,
+                runtime.returnCalls().defaultTimeoutNanos());
+    }
+
+    @Override
+    @SuppressWarnings("unchecked")
+    public <R> CompletableFuture<R> callReturnAsync(ThreadId dest, Duration timeout,
+                                                    RemoteContextFunction<C, R> function) {
+        return (CompletableFuture<R>) runtime.callReturnAsyncOf(dest, function, FabricRuntime.timeoutNanos(timeout));
     }
 
     @Override

@@ -56,6 +56,7 @@ final class Workers {
             return 0; // a call that waits must not re-enter its own receiver
         }
         context.inProcessCalls = true;
+        context.countPoll();
         try {
             int ran = context.receiving.processCalls(context.receiver);
             ran += sendCalls.runQueued(context);

@@ -70,8 +70,16 @@ public final class MailboxClient extends Mailbox {
      * @throws io.fabricrpc.api.PeerFailedException if the server is gone
      */
     public Port open() {
-        long start = System.nanoTime();
-        long timeout = config.openTimeout().toNanos();
+        return open(config.openTimeout().toNanos());
+    }
+
+    /** {@link #open()} waiting at most {@code timeout} nanoseconds (a call's deadline) while all ports are busy. */
+    public Port open(long timeout) {
+        return open(System.nanoTime(), timeout);
+    }
+
+    /** {@link #open(long)} for a wait that began at {@code start} ({@link System#nanoTime()}). */
+    public Port open(long start, long timeout) {
         IdleStrategy idle = null;
         for (boolean first = true; ; first = false) {
             Port port;
@@ -89,8 +97,8 @@ public final class MailboxClient extends Mailbox {
             }
             if (System.nanoTime() - start > timeout) {
                 throw new AllPortsBusyException("all " + ports.length + " mailbox ports stayed busy for "
-                        + config.openTimeout().toMillis() + " ms (locked by other threads or awaiting replies of"
-                        + " asynchronous calls); raise ports or openTimeout");
+                        + timeout / 1_000_000 + " ms (locked by other threads or awaiting replies of asynchronous"
+                        + " calls; raise ports or openTimeout): the call was not sent, it did not run");
             }
             waitHook.run();
             if (idle == null) {

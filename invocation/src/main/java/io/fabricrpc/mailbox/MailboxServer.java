@@ -43,6 +43,20 @@ public final class MailboxServer extends Mailbox {
     }
 
     /**
+     * Ports whose request waits for a server thread: a racy count for diagnostics (reads the inbox words only, locks
+     * nothing), never for the protocol.
+     */
+    public int pendingRequests() {
+        int pending = 0;
+        for (int index = 0; index < ports.length; index++) {
+            if (ports[index].looksOwned(inbox(index))) {
+                pending++;
+            }
+        }
+        return pending;
+    }
+
+    /**
      * Serves at most one pending request with {@code handler} (receive, reply in place, close).
      *
      * @return true if a request was served

@@ -97,6 +97,19 @@ public final class Port implements AutoCloseable {
     }
 
     /**
+     * {@link #recv(PacketReader)} with each wait bounded by {@code timeoutNanos} instead of the reply timeout (a
+     * call's own deadline); a wait past it throws {@link MailboxTimeoutException}.
+     */
+    public void recv(PacketReader reader, long timeoutNanos) {
+        wait.bound(timeoutNanos);
+        try {
+            recv(reader);
+        } finally {
+            wait.unbound();
+        }
+    }
+
+    /**
      * Waits for the peer's message and copies it into {@code dst} at {@code offset}.
      *
      * @return the message length

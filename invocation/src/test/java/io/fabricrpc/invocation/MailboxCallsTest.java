@@ -16,7 +16,6 @@ import org.junit.jupiter.api.Test;
 import java.lang.foreign.MemorySegment;
 import java.time.Duration;
 import java.util.ArrayList;
-import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Random;
@@ -41,20 +40,7 @@ public abstract class MailboxCallsTest {
     protected abstract TransportFixture fixture();
 
     private TransportFixture with(Map<String, String> keys) {
-        TransportFixture base = fixture();
-        Map<String, String> merged = new HashMap<>(base.config());
-        merged.putAll(keys);
-        return new TransportFixture() {
-            @Override
-            public Map<String, String> config() {
-                return merged;
-            }
-
-            @Override
-            public boolean isProcessWideThread(String threadName) {
-                return base.isProcessWideThread(threadName);
-            }
-        };
+        return fixture().with(keys);
     }
 
     /** Per destination worker: how many times each (caller, sequence) ran; exactly once means every count is 1. */

@@ -17,7 +17,8 @@ import org.junit.jupiter.api.Timeout;
 class ReturnFutureTest {
     @Test
     void aWaitEndsOnlyOnceTheThreadThatClaimedTheReplyHasCompletedTheFuture() throws Exception {
-        ReturnFuture future = new ReturnFuture(null, null, 0, new ThreadId(0, 1), false, Duration.ofSeconds(60));
+        ReturnFuture future = new ReturnFuture(null, null, 0, new ThreadId(0, 1), false, System.nanoTime(),
+                Duration.ofSeconds(60).toNanos());
         // Another thread has claimed the future (as a collector of its reply does) and is about to complete it.
         MethodHandles.privateLookupIn(ReturnFuture.class, MethodHandles.lookup())
                 .findVarHandle(ReturnFuture.class, "claimed", int.class).setVolatile(future, 1);
@@ -39,7 +40,8 @@ class ReturnFutureTest {
     @Test
     @Timeout(value = 60, threadMode = Timeout.ThreadMode.SEPARATE_THREAD) // without the bound, the wait spins forever
     void aClaimNeverCompletedFailsTheFutureAfterTheCallTimeoutAndATimedWaitEndsAtItsDeadline() throws Exception {
-        ReturnFuture future = new ReturnFuture(null, null, 3, new ThreadId(0, 1), false, Duration.ofMillis(200));
+        ReturnFuture future = new ReturnFuture(null, null, 3, new ThreadId(0, 1), false, System.nanoTime(),
+                Duration.ofMillis(200).toNanos());
         MethodHandles.privateLookupIn(ReturnFuture.class, MethodHandles.lookup())
                 .findVarHandle(ReturnFuture.class, "claimed", int.class).setVolatile(future, 1);
         assertThrows(TimeoutException.class, () -> future.get(20, TimeUnit.MILLISECONDS));

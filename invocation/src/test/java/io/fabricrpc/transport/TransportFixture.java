@@ -1,5 +1,6 @@
 package io.fabricrpc.transport;
 
+import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 
@@ -25,6 +26,29 @@ public interface TransportFixture {
      */
     default boolean isProcessWideThread(String threadName) {
         return false;
+    }
+
+    /** This fixture with {@code keys} added to (or replacing those of) its configuration. */
+    default TransportFixture with(Map<String, String> keys) {
+        TransportFixture base = this;
+        Map<String, String> merged = new HashMap<>(base.config());
+        merged.putAll(keys);
+        return new TransportFixture() {
+            @Override
+            public Map<String, String> config() {
+                return merged;
+            }
+
+            @Override
+            public List<String> childJvmOptions() {
+                return base.childJvmOptions();
+            }
+
+            @Override
+            public boolean isProcessWideThread(String threadName) {
+                return base.isProcessWideThread(threadName);
+            }
+        };
     }
 
     /** Opens a new endpoint in this JVM. */

@@ -17,6 +17,12 @@
  *   locks the port instead of being overwritten, a Collector thread (a waiter on the
  *   future, or a worker's sweep) locks ports only to collect arrived replies, and a
  *   server may lock a pending port, peek at it and release it unread (Port.defer).
+ *   CANCEL (with FABRIC) lets a call end without its reply: an ASYNC call's future is cancelled
+ *   or expires after its port was released (the port keeps the token), a SYNC call's wait times
+ *   out and closes the port with a DROP token; the late reply is collected and dropped.
+ *   CANCEL_FREES (negative check: must FAIL) lets a cancel free the port at once instead.
+ *   NO_LAND_CHECK drops the wires' ghost ownership assertions, NO_TIMEOUT a SYNC call's
+ *   timeout (both for negative checks: the harm then shows where a call reads its reply).
  */
 #ifndef FABRIC
 #define FABRIC 0
@@ -35,6 +41,15 @@
 #endif
 #ifndef STREAM
 #define STREAM 2
+#endif
+#ifndef CANCEL
+#define CANCEL 0
+#endif
+#if CANCEL && !FABRIC
+#error "CANCEL models the fabric's calls: it needs FABRIC=1"
+#endif
+#if CANCEL && NCLIENTS * NCALLS > 4
+#error "CANCEL: at most 4 calls in all (outcome[], ABANDON, ALL_ENDED)"
 #endif
 #if NPORTS < 2 || NPORTS > 3
 #error "NPORTS must be 2 or 3 (see OPEN_C / SCAN_S)"
@@ -78,6 +93,24 @@ bit  readingS[NPORTS];  /* a server thread has read pktS[p] and not yet given p 
 byte defers;            /* FABRIC: Port.defer steps taken by all server threads (bounded) */
 byte asyncTag[NPORTS];  /* tag of the ASYNC call whose reply is still owed on port p (0: none) */
 byte finished;          /* client threads that completed all their calls */
+#if CANCEL
+/* How call t (tag) ended, claimed once by CAS like the future: a reply wins (REPLIED) or a
+ * cancel/deadline/timeout does (ABANDONED). AWAITING: an ASYNC call released its port. */
+#define RUNNING   0
+#define AWAITING  1
+#define REPLIED   2
+#define ABANDONED 3
+byte outcome[5];
+/* The claim's effect; the assert makes "ends exactly once" a check, not just the guards. */
+#define CLAIM(t, o) assert(outcome[t] < REPLIED); outcome[t] = o
+#define ENDED(t) ((t) > NCLIENTS * NCALLS || outcome[t] >= REPLIED)
+#define ALL_ENDED (ENDED(1) && ENDED(2) && ENDED(3) && ENDED(4))
+/* Port q is free, or reserved only for the landed late reply of an ended call (its next
+ * opener drops it: the Java sweep skips done futures, so nothing else has to). */
+#define SETTLED(q) (asyncTag[q] == 0 || outcome[asyncTag[q]] == ABANDONED && inC[q] == outC[q])
+#define ALL_SETTLED (SETTLED(0) && SETTLED(1) && (NPORTS < 3 || SETTLED(NPORTS - 1)))
+bit  dropTok[NPORTS];   /* port p's token is DROP (a SYNC call timed out): its reply goes nowhere */
+#endif
 byte served;            /* requests (final fragments) the server has processed */
 
 /* SPLIT marks where two accesses are fused into one atomic step by a reduction argument;
@@ -104,6 +137,28 @@ byte served;            /* requests (final fragments) the server has processed *
 	link!PKT, p, v; SPLIT outbox[p] = 1 - outbox[p]; link!FLAG, p, outbox[p]
 #endif
 
+/* Collect the reply v owed on port p for its token (by an opener, a stale wait or a Collector).
+ * CANCEL: the reply completes its call only if it wins the call's claim; else it is dropped. */
+#if CANCEL
+#define COLLECT(p, v) \
+	assert(asyncTag[p] != 0 && TAG(v) == asyncTag[p]); \
+	if \
+	:: outcome[asyncTag[p]] == AWAITING -> assert(!dropTok[p]); CLAIM(asyncTag[p], REPLIED) \
+	:: else -> assert(outcome[asyncTag[p]] == ABANDONED)   /* late reply of an abandoned call */ \
+	fi; \
+	asyncTag[p] = 0; dropTok[p] = 0
+#else
+#define COLLECT(p, v) assert(asyncTag[p] != 0 && TAG(v) == asyncTag[p]); asyncTag[p] = 0
+#endif
+
+/* The landing checks are ghost (an ownership view no process has); NO_LAND_CHECK drops them
+ * so a negative check shows its harm where a thread reads a packet. */
+#ifdef NO_LAND_CHECK
+#define LAND_CHECK(c) skip
+#else
+#define LAND_CHECK(c) assert(c)
+#endif
+
 /* C->S link: lands C's remote writes in S's region, one per step, in issue order. */
 active proctype WireC2S() {
 	mtype k; byte p, v;
@@ -114,7 +169,7 @@ end:
 		if
 		:: k == PKT ->
 			/* a request lands only while S does not own p and no server thread reads pktS[p] */
-			assert(inS[p] == outS[p] && !readingS[p]);
+			LAND_CHECK(inS[p] == outS[p] && !readingS[p]);
 			pktS[p] = v
 		:: else -> inS[p] = v
 		fi;
@@ -133,7 +188,7 @@ end:
 		if
 		:: k == PKT ->
 			/* a reply lands only while C does not own p and no client thread reads pktC[p] */
-			assert(inC[p] != outC[p] && !readingC[p]);
+			LAND_CHECK(inC[p] != outC[p] && !readingC[p]);
 			pktC[p] = v
 		:: else -> inC[p] = v
 		fi;
@@ -144,6 +199,9 @@ end:
 
 /* open: CAS lockC[q] 0 -> 1 (blocks while taken, i.e. the thread retries) */
 #define OPEN_C(q) :: lockC[q] == 0 -> lockC[q] = 1; p = q
+
+/* close: the read window (if any) ends with the lock */
+#define CLOSE_C readingC[p] = 0; holdC[p]--; lockC[p] = 0; p = 0; v = 0; tag = 0; frag = 0; async = 0
 
 proctype Client(byte tid) {
 	byte i, p, v, tag, frag;
@@ -176,7 +234,7 @@ proctype Client(byte tid) {
 			if
 			:: !stale && FABRIC && asyncTag[p] != 0 ->
 				/* the fabric collects it for the call's future (ReplyCollector) before reuse */
-				readingC[p] = 1; v = pktC[p]; assert(TAG(v) == asyncTag[p]); asyncTag[p] = 0
+				readingC[p] = 1; v = pktC[p]; COLLECT(p, v)
 			:: !stale && (!FABRIC || asyncTag[p] == 0) -> asyncTag[p] = 0   /* overwritten unread */
 			:: else
 			fi
@@ -193,34 +251,51 @@ exchange:
 			/* the previous read of pktC[p] (discarded async reply, or stream ack) ends here */
 			readingC[p] = 0;
 			if
-			:: stale -> assert(asyncTag[p] != 0 && TAG(v) == asyncTag[p]); asyncTag[p] = 0; stale = 0
+			:: stale -> COLLECT(p, v); stale = 0
 			:: else
 			fi;
 			v = 0;
 			assert(inC[p] == outC[p] && lockC[p] == 1);   /* C writes pktS[p] only while owning p */
 			SEND(c2s, outC, p, MKPKT(tag, frag, 1 - more));
 			if
-			:: !more && async -> asyncTag[p] = tag   /* close without waiting; the next user cleans up */
+			:: !more && async ->
+				asyncTag[p] = tag   /* close without waiting; the next user cleans up */
+#if CANCEL
+				; assert(outcome[tag] == RUNNING); outcome[tag] = AWAITING
+#endif
 			:: else
 			fi
 		}
 		if
-		:: !more && async
+		:: !more && async -> atomic { CLOSE_C }
 		:: else ->
-			/* recv: wait for ownership back, read the reply (or ack): it must be this call's */
-			atomic {
-				inC[p] == outC[p] ->
-				readingC[p] = 1; v = pktC[p];
-				assert(TAG(v) == tag && FRAG(v) == frag);
-				if
-				:: more -> more = 0; frag = 1; goto exchange   /* next fragment, same lock */
-				:: else
-				fi
-			}
-		fi;
-
-		/* close: the read window (if any) ends with the lock */
-		atomic { readingC[p] = 0; holdC[p]--; lockC[p] = 0; p = 0; v = 0; tag = 0; frag = 0; async = 0 }
+			if
+			:: /* recv: wait for ownership back, read the reply (or ack): it must be this call's */
+				atomic {
+					inC[p] == outC[p] ->
+					readingC[p] = 1; v = pktC[p];
+					assert(TAG(v) == tag && FRAG(v) == frag);
+					if
+					:: more -> more = 0; frag = 1; goto exchange   /* next fragment, same lock */
+					:: else
+					fi
+#if CANCEL
+					; assert(outcome[tag] == RUNNING); CLAIM(tag, REPLIED)
+#endif
+				};
+				atomic { CLOSE_C }
+#if CANCEL && !defined(NO_TIMEOUT)
+			:: /* the wait times out (a call's last exchange only, even as the reply lands):
+			    * close with a DROP token, the next holder collects the late reply and drops it */
+				atomic {
+					!more ->
+					assert(outcome[tag] == RUNNING); CLAIM(tag, ABANDONED);
+					asyncTag[p] = tag; dropTok[p] = 1;
+					CLOSE_C
+				}
+#endif
+			fi
+		fi
 	}
 	finished++
 }
@@ -311,8 +386,14 @@ recv:
 
 #if FABRIC
 /* tryCollect: a client-side thread that is not calling (a waiter on a future, a worker's
- * sweep) locks a port only if an ASYNC reply has landed there, reads it, and unlocks. */
+ * sweep) locks a port only if an ASYNC reply has landed there, reads it, and unlocks.
+ * CANCEL: never for a DROP token (no future); for a future cancelled meanwhile it drops the
+ * reply (its claim loses: the cancel commutes with the lock, so this covers that race). */
+#if CANCEL
+#define COLLECT_C(q) :: lockC[q] == 0 && asyncTag[q] != 0 && !dropTok[q] && inC[q] == outC[q] -> lockC[q] = 1; p = q
+#else
 #define COLLECT_C(q) :: lockC[q] == 0 && asyncTag[q] != 0 && inC[q] == outC[q] -> lockC[q] = 1; p = q
+#endif
 
 active proctype Collector() {
 	byte p, v;
@@ -329,10 +410,40 @@ end_collect:
 		holdC[p]++;
 		assert(holdC[p] == 1);
 		readingC[p] = 1; v = pktC[p];
-		assert(TAG(v) == asyncTag[p]);   /* the reply of the call whose future waits for it */
-		asyncTag[p] = 0;
+		COLLECT(p, v);   /* the reply of the call whose future waits for it */
 		readingC[p] = 0; holdC[p]--; lockC[p] = 0; p = 0; v = 0
 	   }
+	od
+}
+#endif
+
+#if CANCEL
+/* future.cancel() or the agent's deadline sweep: completes a released ASYNC call's future
+ * without its reply (the CAS claim) and leaves the port alone: it stays reserved, its token
+ * kept, until the late reply is collected (and dropped, as the claim is taken). */
+#ifdef CANCEL_FREES
+/* The bad ordering: the cancel also frees an idle port at once, clearing its token and taking
+ * the packet back (outbox := inbox), so the next caller sends before the late reply lands. */
+#define FREE_PORT(t, q) \
+	if \
+	:: asyncTag[q] == t && lockC[q] == 0 -> asyncTag[q] = 0; outC[q] = inC[q] \
+	:: else \
+	fi;
+#else
+#define FREE_PORT(t, q)
+#endif
+#if NPORTS > 2
+#define ABANDON(t) :: t <= NCLIENTS * NCALLS && outcome[t] == AWAITING -> \
+	CLAIM(t, ABANDONED); FREE_PORT(t, 0) FREE_PORT(t, 1) FREE_PORT(t, 2) skip
+#else
+#define ABANDON(t) :: t <= NCLIENTS * NCALLS && outcome[t] == AWAITING -> \
+	CLAIM(t, ABANDONED); FREE_PORT(t, 0) FREE_PORT(t, 1) skip
+#endif
+
+active proctype Abandoner() {
+end_abandon:
+	do
+	:: atomic { if ABANDON(1) ABANDON(2) ABANDON(3) ABANDON(4) fi }
 	od
 }
 #endif
@@ -341,11 +452,21 @@ end_collect:
 active proctype Watchdog() {
 	timeout ->
 	assert(finished == NCLIENTS && served == NCLIENTS * NCALLS && empty(c2s) && empty(s2c))
+#if CANCEL
+	/* every call ended (its claim taken, once: CLAIM), every port free or settled */
+	; assert(ALL_ENDED && ALL_SETTLED)
+#endif
 }
 
 #ifdef LIVENESS
+#if CANCEL
+/* also every call ends (reply, cancel, deadline or timeout) and every late reply lands: a
+ * client that opens a port reserved for a late reply waits for it, drops it, makes its call */
+ltl all_finish_all_end { <> (finished == NCLIENTS && ALL_ENDED && ALL_SETTLED) }
+#else
 /* every client thread completes all its calls (check with weak fairness: pan -a -f) */
 ltl all_finish { <> (finished == NCLIENTS) }
+#endif
 #endif
 
 init {

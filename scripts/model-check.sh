@@ -134,6 +134,13 @@ run ports-3p2c2s-x1-unfused mailbox_ports.pml pass "-DNPORTS=3 -DNCLIENTS=2 -DNS
 # The fabric's callReturn: ASYNC replies collected by the next holder or a Collector thread, server defer.
 run ports-fabric-2p2c2s-x1 mailbox_ports.pml pass "-DNPORTS=2 -DNCLIENTS=2 -DNSERVERS=2 -DNCALLS=1 -DSTREAM=2 -DFABRIC=1" "$small" "-w20"
 run ports-fabric-ltl       mailbox_ports.pml pass "-DNPORTS=2 -DNCLIENTS=2 -DNSERVERS=2 -DNCALLS=1 -DSTREAM=2 -DFABRIC=1 -DLIVENESS" "-O1 -DNFAIR=4" "-a -f -w20"
+# Calls that end without their reply (CANCEL): an ASYNC future cancelled or expired, a SYNC wait timed
+# out; the port keeps its token until the late reply is collected and dropped. 2c1s: the fabric's one
+# worker per channel; 2c2s (STREAM=1 for size) and 1c2s-x2 (one thread's later call) add servers.
+run ports-fabric-cancel-2p2c1s-x1 mailbox_ports.pml pass "-DNPORTS=2 -DNCLIENTS=2 -DNSERVERS=1 -DNCALLS=1 -DSTREAM=2 -DFABRIC=1 -DCANCEL=1" "$small" "-w20"
+run ports-fabric-cancel-2p2c2s-x1 mailbox_ports.pml pass "-DNPORTS=2 -DNCLIENTS=2 -DNSERVERS=2 -DNCALLS=1 -DSTREAM=1 -DFABRIC=1 -DCANCEL=1" "$small" "-w21"
+run ports-fabric-cancel-2p1c2s-x2 mailbox_ports.pml pass "-DNPORTS=2 -DNCLIENTS=1 -DNSERVERS=2 -DNCALLS=2 -DSTREAM=2 -DFABRIC=1 -DCANCEL=1" "$small" "-w20"
+run ports-fabric-cancel-ltl       mailbox_ports.pml pass "-DNPORTS=2 -DNCLIENTS=2 -DNSERVERS=1 -DNCALLS=1 -DSTREAM=2 -DFABRIC=1 -DCANCEL=1 -DLIVENESS" "-O1 -DNFAIR=4" "-a -f -w20"
 if [ "$full" -eq 1 ]; then
 	run ports-2p2c2s-x2-stream2 mailbox_ports.pml pass "-DNPORTS=2 -DNCLIENTS=2 -DNSERVERS=2 -DNCALLS=2 -DSTREAM=2" "$big" "-w24"
 	run ports-2p3c2s-x1      mailbox_ports.pml pass "-DNPORTS=2 -DNCLIENTS=3 -DNSERVERS=2 -DNCALLS=1 -DSTREAM=2" "$big" "-w24"
@@ -149,6 +156,10 @@ run nested-req3-f3       mailbox_nested.pml pass "-DREQFRAGS=3 -DFRAGS=3" "$tiny
 run single-reorder-NEG   mailbox_single.pml violation "-DREORDER" "$tiny" "-w18"
 run ports-reorder-NEG    mailbox_ports.pml violation "-DNPORTS=2 -DNCLIENTS=2 -DNSERVERS=2 -DNCALLS=1 -DSTREAM=2 -DREORDER" "$small" "-w20"
 run ports-fabric-reorder-NEG mailbox_ports.pml violation "-DNPORTS=2 -DNCLIENTS=2 -DNSERVERS=2 -DNCALLS=1 -DSTREAM=2 -DFABRIC=1 -DREORDER" "$small" "-w20"
+# Negative check: a cancel frees the port at once (token cleared, packet taken back) before the late
+# reply lands: the next call reads the cancelled call's reply. Without the wires' ghost landing checks
+# and SYNC timeouts, so the harm shows at the reader (with them it fails earlier, on a landing check).
+run ports-fabric-cancel-frees-NEG mailbox_ports.pml violation "-DNPORTS=2 -DNCLIENTS=2 -DNSERVERS=1 -DNCALLS=1 -DSTREAM=2 -DFABRIC=1 -DCANCEL=1 -DCANCEL_FREES -DNO_LAND_CHECK -DNO_TIMEOUT" "$tiny" "-w20"
 # Negative check: a nested wait that does not advance the receive below it (the old ordering) stalls.
 run nested-noadvance-NEG mailbox_nested.pml violation "-DFRAGS=3 -DNOADVANCE" "$tiny" "-w18"
 run nested-req-noadvance-NEG mailbox_nested.pml violation "-DREQFRAGS=3 -DFRAGS=1 -DNOADVANCE" "$tiny" "-w18"

@@ -36,7 +36,8 @@ class ExamplesUseTheApiTest {
             "io.fabricrpc.fabric.LocalLauncher$LaunchException", "io.fabricrpc.fabric.JoinRefusedException",
             "io.fabricrpc.mailbox.AllPortsBusyException", "io.fabricrpc.mailbox.MailboxTimeoutException",
             "io.fabricrpc.messaging.ChannelPoisonedException", "io.fabricrpc.messaging.PoisonReason",
-            "io.fabricrpc.serialization.WrongContextException",
+            "io.fabricrpc.doctor.JoinCheckException", "io.fabricrpc.serialization.WrongContextException",
+            "io.fabricrpc.serialization.FunctionNotAllowedException",
             "io.fabricrpc.serialization.UnregisteredClassException");
 
     @Test

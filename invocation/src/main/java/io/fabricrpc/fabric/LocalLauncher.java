@@ -42,10 +42,11 @@ import java.util.function.Predicate;
  * <p>From the command line (the ranks also inherit this JVM's module, native-access and JIT flags and its
  * {@code fabric.jit.directives} setting, see {@link #inheritedJvmFlags()}):
  * <pre>{@code
- * java --enable-native-access=ALL-UNNAMED --sun-misc-unsafe-memory-access=allow \
- *      --add-exports=java.base/jdk.internal.misc=ALL-UNNAMED --add-exports=java.base/sun.nio.ch=ALL-UNNAMED \
- *      -cp <classpath> io.fabricrpc.fabric.LocalLauncher [-n P] [-t T] [--timeout SECONDS] <main class> [args...]
+ * java @fabricrpc.jvmargs -cp <classpath> io.fabricrpc.fabric.LocalLauncher [-n P] [-t T] [--timeout SECONDS] \
+ *      <main class> [args...]
  * }</pre>
+ * where {@code fabricrpc.jvmargs} is this jar's {@code META-INF/fabricrpc.jvmargs} (the four flags), or
+ * {@code scripts/fabricrpc run [-n P] ... -cp <classpath> <main class>}.
  * It exits 0 if every rank did.
  *
  * <p>Thread-safe.

@@ -32,6 +32,16 @@ for report in glob.glob("*/target/surefire-reports/TEST-*.xml"):
 print(f"host: {t - f - s} passed, {f} failed, {s} skipped")
 PY
 
+if [ -x scripts/example-project.sh ] && [ $status -eq 0 ]; then
+  step "Example project: examples/hello built from the deployed artifacts alone, 3 processes (scripts/example-project.sh)"
+  if scripts/example-project.sh; then
+    echo "example project: 1 passed, 0 failed" | tee -a target-test-summary.txt
+  else
+    echo "example project: 0 passed, 1 failed" | tee -a target-test-summary.txt
+    status=1
+  fi
+fi
+
 if [ -x scripts/mpirun-example.sh ] && [ $status -eq 0 ]; then
   step "Launchers: mpirun -np 3 and srun -n 3 of the histogram demo over shared memory (scripts/*-example.sh)"
   scripts/install-openmpi.sh || true
@@ -72,7 +82,7 @@ fi
 echo
 if [ $status -eq 0 ]; then echo "ALL TESTS PASSED"; else echo "TESTS FAILED"; fi
 # The closing line: totals over the host suite and the RDMA suite (a failed step with no count adds one failure).
-awk -v failed_step=$status '/^(host: |two guests: )?[0-9]+ passed, [0-9]+ failed/ {
+awk -v failed_step=$status '/^(host: |two guests: |example project: )?[0-9]+ passed, [0-9]+ failed/ {
        for (i = 1; i < NF; i++) { if ($(i+1) ~ /^passed/) p += $i; if ($(i+1) ~ /^failed/) f += $i } }
      END { if (failed_step && f == 0) f = 1; printf "total: %d passed, %d failed\n", p, f }' target-test-summary.txt
 rm -f target-test-summary.txt

@@ -24,7 +24,9 @@ jar="$root/benchmarks/target/benchmarks.jar"
 if [[ ! -f "$jar" ]] || [[ -n "$(find "$root" -newer "$jar" -type f \( -name 'pom.xml' -o -path '*/src/main/*' \) \
         -not -path '*/target/*' -not -path '*/transport-rdma/*' -print -quit)" ]]; then
     echo "building $jar ..." >&2
-    (cd "$root" && mvn -B -q -ntp -Dstyle.color=never -pl benchmarks -am -DskipTests package)
+    # The scripts need the jar alone: no sources or javadoc jars of the library modules.
+    (cd "$root" && mvn -B -q -ntp -Dstyle.color=never -pl benchmarks -am -DskipTests -Dmaven.source.skip=true \
+        -Dmaven.javadoc.skip=true package)
 fi
 
 # Runs a benchmark main with the flags (plus FABRICRPC_BENCH_JVM_OPTS), writing to the default report unless the

@@ -40,6 +40,7 @@ fabricrpc_apt_install() { # installs Debian packages that are missing; needs roo
   $sudo apt-get update -qq >/dev/null && DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq "${missing[@]}" >/dev/null
 }
 
-if ! command -v mvn >/dev/null 2>&1; then
+# FABRICRPC_NO_MAVEN=1: the caller only runs java (scripts/fabricrpc exec on every node of an mpirun job).
+if [ "${FABRICRPC_NO_MAVEN:-0}" != 1 ] && ! command -v mvn >/dev/null 2>&1; then
   fabricrpc_apt_install maven || { echo "error: Maven is missing and could not be installed (apt-get install maven)" >&2; exit 2; }
 fi

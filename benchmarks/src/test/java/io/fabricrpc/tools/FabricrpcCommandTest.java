@@ -13,7 +13,7 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
 class FabricrpcCommandTest {
-    private static final List<String> ALL_CHECKS = List.of("jdk", "jvm-flags", "shm-mount", "shm-space", "shm-dir",
+    private static final List<String> ALL_CHECKS = List.of("jdk", "path-java", "jvm-flags", "shm-mount", "shm-space", "shm-dir",
             "memlock", "max-map-count", "hugepages", "rdma-device", "roce-gid", "libdisni", "rdma-peer");
 
     private record Run(int status, String out, String err) {

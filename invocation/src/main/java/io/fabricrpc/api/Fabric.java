@@ -130,9 +130,10 @@ public interface Fabric extends AutoCloseable {
     void attach(int index, Object context);
 
     /**
-     * The calling thread's id ({@code rank, index}) if it is an attached worker.
+     * The calling thread's id ({@code rank, index}); only an attached worker has one.
      *
-     * @return the id, or null on a thread that is not attached
+     * @return the id
+     * @throws IllegalStateException on a thread that is not an attached worker
      */
     ThreadId self();
 

@@ -35,9 +35,18 @@ public final class Doctor {
         }
     }
 
+    /**
+     * Every check of this machine, the {@code java} first on the user's PATH included (FABRICRPC_USER_PATH when
+     * scripts/fabricrpc put a JDK 25 in front of PATH, else PATH).
+     */
     public static Report run(DoctorContext ctx) {
-        return run(ctx, ServiceLoader.load(DoctorCheckProvider.class, Doctor.class.getClassLoader()).stream()
+        Report report = run(ctx, ServiceLoader.load(DoctorCheckProvider.class, Doctor.class.getClassLoader()).stream()
                 .map(ServiceLoader.Provider::get).toList());
+        String userPath = System.getenv("FABRICRPC_USER_PATH");
+        List<CheckResult> checks = new ArrayList<>(report.checks());
+        checks.add(Math.min(1, checks.size()), PathJava.check(userPath != null ? userPath
+                : Optional.ofNullable(System.getenv("PATH")).orElse("")));
+        return new Report(report.transport(), checks);
     }
 
     /** Runs the host checks and {@code providers}' checks; a provider that throws becomes a failing result. */

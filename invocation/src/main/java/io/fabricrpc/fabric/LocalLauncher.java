@@ -36,15 +36,17 @@ import java.util.function.Predicate;
  *
  * <p>Every rank gets the JVM flags fabricrpc needs on JDK 25 ({@link #REQUIRED_JVM_FLAGS}: Agrona and DiSNI
  * reach into {@code jdk.internal.misc} and {@code sun.nio.ch}; without them a rank dies with
- * {@code IllegalAccessError}) before the ones given with {@link Builder#jvmArgs}.
+ * {@code IllegalAccessError}), then this JVM's fabric settings ({@link #forwardedSettings()}), then the flags given
+ * with {@link Builder#jvmArgs}, so the builder and the command line configure ranks alike.
  *
  * <p>From the command line (the ranks also inherit this JVM's module, native-access and JIT flags and its
  * {@code fabric.jit.directives} setting, see {@link #inheritedJvmFlags()}):
  * <pre>{@code
- * java --enable-native-access=ALL-UNNAMED --sun-misc-unsafe-memory-access=allow \
- *      --add-exports=java.base/jdk.internal.misc=ALL-UNNAMED --add-exports=java.base/sun.nio.ch=ALL-UNNAMED \
- *      -cp <classpath> io.fabricrpc.fabric.LocalLauncher [-n P] [-t T] [--timeout SECONDS] <main class> [args...]
+ * java @fabricrpc.jvmargs -cp <classpath> io.fabricrpc.fabric.LocalLauncher [-n P] [-t T] [--timeout SECONDS] \
+ *      <main class> [args...]
  * }</pre>
+ * where {@code fabricrpc.jvmargs} is this jar's {@code META-INF/fabricrpc.jvmargs} (the four flags), or
+ * {@code scripts/fabricrpc run [-n P] ... -cp <classpath> <main class>}.
  * It exits 0 if every rank did.
  *
  * <p>Thread-safe.
@@ -293,6 +295,7 @@ public final class LocalLauncher implements AutoCloseable {
         private final List<String> args = new ArrayList<>();
         private final Map<String, String> env = new LinkedHashMap<>();
         private boolean forwardOutput = true;
+        private boolean forwardSettings = true;
 
         private Builder(String mainClass) {
             this.mainClass = mainClass;
@@ -338,6 +341,15 @@ public final class LocalLauncher implements AutoCloseable {
             return this;
         }
 
+        /**
+         * Pass this JVM's fabric settings on to the ranks (default true): {@link #forwardedSettings()}, read when
+         * {@link #start()} runs. A flag given with {@link #jvmArgs} for the same key wins.
+         */
+        public Builder forwardSettings(boolean forward) {
+            this.forwardSettings = forward;
+            return this;
+        }
+
         /** Forward output to this JVM's stdout with a rank prefix (default true); it is kept either way. */
         public Builder forwardOutput(boolean forward) {
             this.forwardOutput = forward;
@@ -358,12 +370,16 @@ public final class LocalLauncher implements AutoCloseable {
             new SecureRandom().nextBytes(secretBytes);
             String secret = HexFormat.of().formatHex(secretBytes);
             String java = Path.of(System.getProperty("java.home"), "bin", "java").toString();
+            List<String> settings = forwardSettings ? forwardedSettings() : List.of();
             List<RankProcess> started = new ArrayList<>();
             try {
                 for (int r = 0; r < processes; r++) {
                     List<String> cmd = new ArrayList<>();
                     cmd.add(java);
-                    cmd.addAll(jvmArgs);
+                    // Required flags, then the settings, then the caller's flags: the last -D of a key wins.
+                    cmd.addAll(REQUIRED_JVM_FLAGS);
+                    cmd.addAll(settings);
+                    cmd.addAll(jvmArgs.subList(REQUIRED_JVM_FLAGS.size(), jvmArgs.size()));
                     cmd.add("-cp");
                     cmd.add(System.getProperty("java.class.path"));
                     cmd.add(mainClass);
@@ -406,6 +422,25 @@ public final class LocalLauncher implements AutoCloseable {
     private static final java.util.List<String> INHERITED_FLAG_PREFIXES = java.util.List.of("--add-",
             "--enable-native-access", "--sun-misc", "-XX:TieredStopAtLevel=", "-XX:Tier3DelayOn=",
             "-XX:CompileCommand=", "-Dfabric.", "-Dshm.", "-Drdma.", "-Dhybrid.", "-Dfabricrpc.");
+
+    /** System-property prefixes of the settings ranks read as their job's configuration. */
+    private static final List<String> SETTING_PREFIXES = List.of("fabric.", "shm.", "rdma.", "hybrid.", "fabricrpc.");
+
+    /**
+     * This JVM's system properties a rank reads as its job's configuration ({@code fabric.*}, {@code shm.*},
+     * {@code rdma.*}, {@code hybrid.*}, {@code fabricrpc.*}), as {@code -Dkey=value} flags sorted by key; set on the
+     * command line or with {@link System#setProperty} alike.
+     *
+     * @return the flags, empty if there are none
+     */
+    public static List<String> forwardedSettings() {
+        java.util.Properties properties = System.getProperties();
+        return properties.stringPropertyNames().stream()
+                .filter(k -> SETTING_PREFIXES.stream().anyMatch(k::startsWith))
+                .sorted()
+                .map(k -> "-D" + k + "=" + properties.getProperty(k))
+                .toList();
+    }
 
     /** This JVM's flags that start with one of {@link #INHERITED_FLAG_PREFIXES}, in their order. */
     public static java.util.List<String> inheritedJvmFlags() {

@@ -81,8 +81,8 @@ final class PortWait {
                     box.link.checkAlive(); // a volatile read; throws PeerFailedException for a dead peer
                     long waited = System.nanoTime() - start;
                     if (waited > waitNanos) {
-                        throw new MailboxTimeoutException("port " + index + ": no " + what
-                                + " from the peer within " + waitNanos / 1_000_000 + " ms (waited "
+                        throw new MailboxTimeoutException("port " + index + ": " + what
+                                + " did not come from the peer within " + waitNanos / 1_000_000 + " ms (waited "
                                 + waited / 1_000_000 + " ms; the peer is alive but did not answer)");
                     }
                 }

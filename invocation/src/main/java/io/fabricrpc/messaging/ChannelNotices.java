@@ -64,8 +64,8 @@ final class ChannelNotices {
     }
 
     private void writeText(long at, String text) {
-        byte[] bytes = text.getBytes(StandardCharsets.UTF_8);
-        int length = Math.min(bytes.length, ChunkLayout.NOTIFY_TEXT_LENGTH - 1);
+        byte[] bytes = fit(text, ChunkLayout.NOTIFY_TEXT_LENGTH - 1).getBytes(StandardCharsets.UTF_8);
+        int length = bytes.length;
         image.fill((byte) 0);
         image.set(ValueLayout.JAVA_BYTE, 0, (byte) length);
         MemorySegment.copy(MemorySegment.ofArray(bytes), 0, image, 1, length);
@@ -73,6 +73,30 @@ final class ChannelNotices {
             link.writePublishedInline(image, piece, region, offset + at + piece,
                     Math.min(Link.MAX_INLINE_LENGTH, ChunkLayout.NOTIFY_TEXT_LENGTH - piece));
         }
+    }
+
+    /**
+     * {@code text}, or if its UTF-8 is longer than {@code maxBytes} its start and its end joined by "...": the
+     * class comes first and the reason last, so both survive.
+     */
+    static String fit(String text, int maxBytes) {
+        int over = text.getBytes(StandardCharsets.UTF_8).length - maxBytes;
+        int keep = text.length();
+        String fitted = text;
+        while (over > 0) {
+            keep = Math.max(0, keep - Math.max(over, 1) - 3);
+            int head = keep / 2;
+            int tail = text.length() - (keep - head);
+            if (head > 0 && Character.isHighSurrogate(text.charAt(head - 1))) {
+                head--; // never split a surrogate pair
+            }
+            if (tail < text.length() && Character.isLowSurrogate(text.charAt(tail))) {
+                tail++;
+            }
+            fitted = text.substring(0, head) + "..." + text.substring(tail);
+            over = fitted.getBytes(StandardCharsets.UTF_8).length - maxBytes;
+        }
+        return fitted;
     }
 
     /** Sender side: the poison word's reason code in {@code word} (the 1-byte slice at its start), 0 while open. */

@@ -109,8 +109,11 @@ public final class ChunkLayout {
     /** In the poison word: the count of records run before the poisoning point. */
     static final int POISON_RAN_OFFSET = 8;
     static final int POISON_WORD_LENGTH = 16;
-    /** A text slot: a length byte, then up to {@link #NOTIFY_TEXT_LENGTH} - 1 bytes of UTF-8. */
-    static final int NOTIFY_TEXT_LENGTH = 96;
+    /**
+     * A text slot: a length byte, then up to {@link #NOTIFY_TEXT_LENGTH} - 1 bytes of UTF-8. The most one length
+     * byte can count, so an exception's class, a method name in its message and the reason after it all fit.
+     */
+    static final int NOTIFY_TEXT_LENGTH = 256;
     public static final int NOTIFY_POISON_TEXT_OFFSET = NOTIFY_POISON_OFFSET + POISON_WORD_LENGTH;
     public static final int NOTIFY_FAILURE_TEXT_OFFSET = NOTIFY_POISON_TEXT_OFFSET + NOTIFY_TEXT_LENGTH;
     public static final int NOTIFY_LENGTH = NOTIFY_FAILURE_TEXT_OFFSET + 2 * NOTIFY_TEXT_LENGTH;

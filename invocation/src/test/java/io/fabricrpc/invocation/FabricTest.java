@@ -916,6 +916,25 @@ public abstract class FabricTest {
         }
     }
 
+    /** The failure a CONSUMED synchronizer reports keeps a long message whole: the method it names and the reason. */
+    @Test
+    void aRemoteCallsFailedMessageKeepsTheMethodNameAndTheReason() throws Exception {
+        String method = "io.fabricrpc.example.SomeRatherLongApplicationClassName.lambda$aMethodWithAFairlyLongName$12";
+        String reason = "refused because the reason comes last";
+        try (LocalJob job = new LocalJob(fixture(), 2, 1, MessengerConfig.defaults())) {
+            job.rank(1).startHandlerThreads();
+            Fabric fabric = job.rank(0);
+            Synchronizer consumed = new Synchronizer(Synchronizer.Mode.CONSUMED);
+            fabric.call(new ThreadId(1, 0), () -> {
+                throw new IllegalStateException("function " + method + " " + reason);
+            }, consumed);
+            Synchronizer.RemoteCallsFailedException e = assertThrows(Synchronizer.RemoteCallsFailedException.class,
+                    () -> consumed.await(Duration.ofSeconds(30)));
+            assertTrue(e.getMessage().contains(IllegalStateException.class.getName() + ": function " + method + " "
+                    + reason), e.getMessage());
+        }
+    }
+
     /** A CONSUMED synchronizer fails when a call it counts threw remotely; the failure is reported once. */
     @Test
     void aConsumedSynchronizerFailsWithTheRemoteFailure() throws Exception {

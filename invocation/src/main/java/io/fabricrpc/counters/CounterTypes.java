@@ -21,8 +21,25 @@ public final class CounterTypes {
     public static final int HEARTBEATS_RECEIVED = 17;
     public static final int PEER_FAILURES = 18;
     public static final int COUNTERS_DROPPED = 19;
+    /** The largest type id. */
+    public static final int MAX_TYPE = COUNTERS_DROPPED;
+
+    private static final String[] NAMES = {null, "CallsSent", "BytesSent", "ChunksHeld", "RingFullEvents",
+            "RetryWaits", "AggregationBatches", "AggregationFlushes", "AggregationPushOuts", "AsyncQueueBytes",
+            "CallsRun", "WritesPosted", "SignaledCompletions", "CompletionErrors", "RegistrationHits",
+            "RegistrationMisses", "HeartbeatsSent", "HeartbeatsReceived", "PeerFailures", "CountersDropped"};
 
     private CounterTypes() {
+    }
+
+    /** The type's name as a JMX attribute, e.g. {@code CallsSent}. */
+    public static String name(int typeId) {
+        return NAMES[typeId];
+    }
+
+    /** True for a level that may go down (chunks held, queued bytes); every other type only counts up. */
+    public static boolean isGauge(int typeId) {
+        return typeId == CHUNKS_HELD || typeId == ASYNC_QUEUE_BYTES;
     }
 
     /** A thread id packed as rank << 32 | index ({@code ThreadId.pack}), as {@code rank/index}; views as {@code +vN}. */

@@ -10,12 +10,14 @@ import java.util.Map;
  * @param directory  {@code fabric.counters.dir} (default {@code <shm.dir>/fabricrpc-<user>/counters})
  * @param maxCounters {@code fabric.counters.max} (default 4096): counters the file has room for
  * @param periodMillis {@code fabric.counters.periodMillis} (default 100): how often the agent copies the counts
+ * @param jmx        {@code fabric.jmx} (default true): the published counts also as a JMX MBean (with counters only)
  */
-public record CountersConfig(boolean enabled, Path directory, int maxCounters, long periodMillis) {
+public record CountersConfig(boolean enabled, Path directory, int maxCounters, long periodMillis, boolean jmx) {
     public static final String ENABLED = "fabric.counters";
     public static final String DIRECTORY = "fabric.counters.dir";
     public static final String MAX_COUNTERS = "fabric.counters.max";
     public static final String PERIOD_MILLIS = "fabric.counters.periodMillis";
+    public static final String JMX = "fabric.jmx";
 
     public CountersConfig {
         if (maxCounters < 16 || maxCounters > CountersFileDescriptor.MAX_COUNTERS) {
@@ -28,14 +30,19 @@ public record CountersConfig(boolean enabled, Path directory, int maxCounters, l
     }
 
     public static CountersConfig from(Map<String, String> settings) {
-        String enabled = settings.getOrDefault(ENABLED, "true").trim();
-        if (!enabled.equals("true") && !enabled.equals("false")) {
-            throw new IllegalArgumentException(ENABLED + " must be true or false, got '" + enabled + "'");
-        }
+        boolean enabled = bool(settings, ENABLED);
         String dir = settings.get(DIRECTORY);
         Path directory = dir != null && !dir.isBlank() ? Path.of(dir) : defaultDirectory(settings.get("shm.dir"));
-        return new CountersConfig(enabled.equals("true"), directory, integer(settings, MAX_COUNTERS, 4096),
-                integer(settings, PERIOD_MILLIS, 100));
+        return new CountersConfig(enabled, directory, integer(settings, MAX_COUNTERS, 4096),
+                integer(settings, PERIOD_MILLIS, 100), bool(settings, JMX));
+    }
+
+    private static boolean bool(Map<String, String> settings, String key) {
+        String value = settings.getOrDefault(key, "true").trim();
+        if (!value.equals("true") && !value.equals("false")) {
+            throw new IllegalArgumentException(key + " must be true or false, got '" + value + "'");
+        }
+        return value.equals("true");
     }
 
     /** {@code <shmDir or /dev/shm>/fabricrpc-<user>/counters}: next to the shared-memory transport's files. */

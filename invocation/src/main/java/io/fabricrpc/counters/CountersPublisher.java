@@ -13,7 +13,8 @@ import java.util.concurrent.ConcurrentLinkedQueue;
  *
  * <p>Invariant: {@link #publishIfDue} and {@link #publishNow} run on one thread (the agent), which alone allocates,
  * frees and writes counters, values by release stores. A published value never goes down: an owner's count is read
- * racily (e.g. bytes of sealed chunks plus the current chunk's), so a momentary low reading is not shown.
+ * racily (e.g. bytes of sealed chunks plus the current chunk's), so a momentary low reading is not shown. Each
+ * publication also sums the published values per type into {@link #totals()}, which JMX and Micrometer read.
  */
 public final class CountersPublisher implements CounterRegistry {
     private static final class Bound {
@@ -29,16 +30,27 @@ public final class CountersPublisher implements CounterRegistry {
     }
 
     private final CountersFile file;
+    private final ProcessCounters totals;
+    /** The MBean of {@link #totals}, or null ({@code fabric.jmx=false} or it could not be registered). */
+    private volatile CountersJmx jmx;
     private final long periodNanos;
     private final ConcurrentLinkedQueue<CounterSource> added = new ConcurrentLinkedQueue<>();
     // ---- publisher thread only ----
     private final List<Bound> bound = new ArrayList<>();
     private final int droppedId;
+    /** Per type: the counts of sources that closed, so a total never goes down; and one publication's sums. */
+    private final long[] retired = new long[CounterTypes.MAX_TYPE + 1];
+    private final long[] sums = new long[CounterTypes.MAX_TYPE + 1];
     private long dropped;
     private long lastPublish;
 
     public CountersPublisher(CountersFile file, long periodNanos) {
+        this(file, periodNanos, new ProcessCounters(-1, ""));
+    }
+
+    private CountersPublisher(CountersFile file, long periodNanos, ProcessCounters totals) {
         this.file = file;
+        this.totals = totals;
         this.periodNanos = periodNanos;
         this.droppedId = file.manager().allocate("counters dropped (file full: raise fabric.counters.max)",
                 CounterTypes.COUNTERS_DROPPED);
@@ -54,18 +66,44 @@ public final class CountersPublisher implements CounterRegistry {
         if (!config.enabled()) {
             return null;
         }
+        CountersPublisher publisher;
         try {
-            return new CountersPublisher(CountersFile.create(config, rank, jobId),
-                    java.util.concurrent.TimeUnit.MILLISECONDS.toNanos(config.periodMillis()));
+            publisher = new CountersPublisher(CountersFile.create(config, rank, jobId),
+                    java.util.concurrent.TimeUnit.MILLISECONDS.toNanos(config.periodMillis()),
+                    new ProcessCounters(rank, jobId));
         } catch (java.io.IOException | RuntimeException e) {
             System.getLogger("fabricrpc").log(System.Logger.Level.WARNING, "rank " + rank
                     + ": running without a counters file (" + CountersConfig.ENABLED + "=false silences this): " + e);
             return null;
         }
+        if (config.jmx()) {
+            publisher.jmx = CountersJmx.register(publisher.totals);
+        }
+        return publisher;
     }
 
     public CountersFile file() {
         return file;
+    }
+
+    /** The published counts per type, for readers on any thread. */
+    public ProcessCounters totals() {
+        return totals;
+    }
+
+    /** The MBean of this process's counters, or null when there is none. */
+    public CountersJmx jmx() {
+        return jmx;
+    }
+
+    /** Unregisters the MBean, then deletes and unmaps the file. The publisher must have stopped. */
+    public void close() {
+        CountersJmx bean = jmx;
+        if (bean != null) {
+            bean.unregister();
+            jmx = null;
+        }
+        file.close();
     }
 
     /** Any thread: the source's counters appear in the file at the next publication. */
@@ -89,16 +127,23 @@ public final class CountersPublisher implements CounterRegistry {
         for (CounterSource source; (source = added.poll()) != null; ) {
             bind(manager, source);
         }
+        System.arraycopy(retired, 0, sums, 0, sums.length);
         for (int b = bound.size() - 1; b >= 0; b--) {
             Bound one = bound.get(b);
             CounterSource source = one.source;
             boolean closed = source.isClosed();
             for (int i = 0; i < one.ids.length; i++) {
                 long value = source.loValue(i);
-                if (value > one.last[i] || source.typeId(i) == CounterTypes.CHUNKS_HELD
-                        || source.typeId(i) == CounterTypes.ASYNC_QUEUE_BYTES) { // gauges may go down
+                int type = source.typeId(i);
+                if (value > one.last[i] || CounterTypes.isGauge(type)) {
                     one.last[i] = value;
                     file.soValue(one.ids[i], value);
+                }
+                if (type > 0 && type <= CounterTypes.MAX_TYPE) {
+                    sums[type] += one.last[i];
+                    if (closed && !CounterTypes.isGauge(type)) {
+                        retired[type] += one.last[i]; // a closed source's level is gone, its count stays
+                    }
                 }
             }
             if (closed) {
@@ -109,6 +154,10 @@ public final class CountersPublisher implements CounterRegistry {
             }
         }
         file.soValue(droppedId, dropped);
+        sums[CounterTypes.COUNTERS_DROPPED] += dropped;
+        for (int type = 1; type < sums.length; type++) {
+            totals.publish(type, sums[type]);
+        }
     }
 
     private void bind(CountersManager manager, CounterSource source) {

@@ -65,6 +65,11 @@ public final class FabricRuntime implements Fabric {
         return ThreadContexts.current();
     }
 
+    /** This process's published counts per counter type, or null when counters are off ({@code fabric.counters}). */
+    public io.fabricrpc.counters.ProcessCounters processCounters() {
+        return parts.counters() == null ? null : parts.counters().totals();
+    }
+
     /** The control plane (liveness, membership). */
     public ControlPlane controlPlane() {
         return parts.control();

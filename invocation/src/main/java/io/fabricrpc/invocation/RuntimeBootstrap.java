@@ -42,7 +42,7 @@ final class RuntimeBootstrap {
             control.close();
             node.close(); // stops the agent, so the counters publisher too
             if (counters != null) {
-                counters.file().close();
+                counters.close();
             }
             mailboxes.close();
             contexts.closeAll();
@@ -144,7 +144,7 @@ final class RuntimeBootstrap {
                 node.close();
             }
             if (counters != null) {
-                counters.file().close();
+                counters.close();
             }
             transport.close();
             throw e;

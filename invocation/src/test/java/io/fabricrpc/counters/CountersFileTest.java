@@ -213,4 +213,25 @@ class CountersFileTest {
             }
         }
     }
+
+    @Test
+    void totalsSumEachTypeAndKeepTheCountsOfClosedSources() throws IOException {
+        CountersFile file = create();
+        CountersPublisher publisher = new CountersPublisher(file, 1);
+        Fixed first = new Fixed(7, 11);
+        Fixed second = new Fixed(5);
+        publisher.register(first);
+        publisher.register(second);
+        publisher.publishNow();
+        assertEquals(23, publisher.totals().total(CounterTypes.CALLS_SENT));
+        first.closed = true;
+        publisher.publishNow(); // frees first's counters in the file
+        first.values[0] = 100; // a closed owner is no longer read
+        second.values[0] = 6;
+        publisher.publishNow();
+        assertEquals(24, publisher.totals().total(CounterTypes.CALLS_SENT), "a closed source's count stays");
+        assertEquals(0, publisher.totals().total(CounterTypes.CALLS_RUN));
+        publisher.close();
+        assertFalse(Files.exists(file.path()));
+    }
 }

@@ -150,7 +150,16 @@ public final class Table2Benchmark implements Callable<Integer> {
         Report.Machine machine = Report.Machine.describe();
         double loadBefore = Report.Machine.loadAverage();
         int capacity = ringCapacity;
-        List<String> rankOutput;
+        Path raw = Table2RawFile.besideReport(output);
+        Path rawParent = raw.toAbsolutePath().getParent();
+        if (rawParent != null) {
+            Files.createDirectories(rawParent);
+        }
+        Table2RawFile.start(raw, "Table 2 raw results of " + output.getFileName() + ", " + machine.date() + " ("
+                + transport + "; " + rounds + " rounds; columns " + columns + "; sizes " + sizes + ")\n"
+                + "one line per measurement as soon as it is measured: round column size position calls nanos"
+                + " senderBytes receiverBytes senderOtherBytes receiverOtherBytes senderCpuNanos receiverCpuNanos");
+        JobOutcome outcome;
         List<Table2Result> results = new ArrayList<>();
         List<String> rawBaselineLines = new ArrayList<>();
         try (SharedRingFile shared = SharedRingFile.create(shmDir, Table2FileDescriptor.fileLength(capacity));
@@ -158,7 +167,7 @@ public final class Table2Benchmark implements Callable<Integer> {
             if (external != null) {
                 external.start(timeoutMillis);
             }
-            rankOutput = runJob(shared, capacity, external, results);
+            outcome = runJob(shared, capacity, external, results, raw);
             if (external != null) {
                 rawBaselineLines.addAll(external.rawLines());
             }
@@ -166,10 +175,9 @@ public final class Table2Benchmark implements Callable<Integer> {
             Thread.currentThread().interrupt();
             throw new IOException("interrupted while the baselines ran", e);
         }
-        int baselineResults = results.size();
         Map<Integer, Double> lambdaBytes = new HashMap<>();
         Map<String, long[]> jit = new HashMap<>();
-        for (String line : rankOutput) {
+        for (String line : outcome.rank0Output()) {
             if (line.startsWith(Table2Rank.JIT)) {
                 String[] f = line.substring(Table2Rank.JIT.length()).trim().split("\\s+");
                 jit.put(f[0], new long[] {Long.parseLong(f[1]), Long.parseLong(f[2])});
@@ -180,10 +188,25 @@ public final class Table2Benchmark implements Callable<Integer> {
                 lambdaBytes.put(Integer.parseInt(f[0]), Double.parseDouble(f[1]));
             }
         }
-        int expected = rounds * sizes.size() * columns.size();
-        if (results.size() - baselineResults != expected) {
-            throw new IllegalStateException("rank 0 reported " + (results.size() - baselineResults)
-                    + " measurements, expected " + expected);
+        int perRound = sizes.size() * columns.size();
+        int complete = Table2RawFile.completeRounds(results, columns, perRound, rounds);
+        String failureNote = "";
+        if (outcome.failure() != null) {
+            // A rank that died after measuring (a baseline's teardown): report every complete round it measured.
+            if (complete == 0) {
+                throw new IllegalStateException("the job failed before a round was complete (raw results so far: "
+                        + raw + "):\n" + outcome.failure());
+            }
+            int kept = complete;
+            results.removeIf(r -> r.round() >= kept);
+            failureNote = String.format(Locale.ROOT, "A rank failed after %d of %d rounds were measured; the report has"
+                    + " those rounds (raw results: `%s`). What the launcher saw:%n%n```%n%s%n```", complete, rounds,
+                    raw.getFileName(), outcome.failure().strip());
+            System.err.println("warning: " + failureNote);
+        } else if (complete != rounds || results.stream().filter(r -> columns.contains(r.column())).count()
+                != (long) rounds * perRound) {
+            throw new IllegalStateException("rank 0 reported " + results.stream().filter(r -> columns.contains(
+                    r.column())).count() + " measurements, expected " + (long) rounds * perRound);
         }
         List<String> shown = new ArrayList<>(columns);
         if (baselines.contains("perftest")) {
@@ -200,13 +223,27 @@ public final class Table2Benchmark implements Callable<Integer> {
         Path png = output.resolveSibling(name.endsWith(".md") ? name.substring(0, name.length() - 3) + ".png"
                 : name + ".png");
         report = new Table2Report(machine, loadBefore, Report.Machine.loadAverage(), parameters(capacity) + jitText(jit),
-                memory(capacity), note, List.copyOf(shown), List.copyOf(sizes), results, lambdaBytes,
+                memory(capacity), joinNotes(note, failureNote), List.copyOf(shown), List.copyOf(sizes), results, lambdaBytes,
                 png.getFileName().toString(), transport, baselineMarkdown(results, rawBaselineLines));
         Table2Chart.write(report, "Seriema Table 2 on " + report.medium() + " (" + machine.date() + ")", png);
         Files.writeString(output, report.markdown());
         System.out.println(report.summary());
         System.out.println("report written to " + output.toAbsolutePath() + ", chart to " + png.toAbsolutePath());
-        return 0;
+        return complete == rounds ? 0 : 1;
+    }
+
+    private static String joinNotes(String note, String failureNote) {
+        if (failureNote.isEmpty()) {
+            return note;
+        }
+        return note == null || note.isBlank() ? failureNote : note + "\n\n" + failureNote;
+    }
+
+    /**
+     * Rank 0's output and, when a rank failed (exited non-zero, or the job timed out) after the job had started, the
+     * launcher's account of it; null when every rank exited 0.
+     */
+    record JobOutcome(List<String> rank0Output, String failure) {
     }
 
     /**
@@ -244,8 +281,8 @@ public final class Table2Benchmark implements Callable<Integer> {
                 darpcWarmup, jvm, jar);
     }
 
-    private List<String> runJob(SharedRingFile shared, int capacity, RdmaBaselines external,
-                                List<Table2Result> baselineResults) throws IOException, InterruptedException {
+    private JobOutcome runJob(SharedRingFile shared, int capacity, RdmaBaselines external,
+                              List<Table2Result> baselineResults, Path raw) throws IOException, InterruptedException {
         Path file = shared.path();
         List<String> jvm = new ArrayList<>(LocalLauncher.inheritedJvmFlags());
         jvm.add("-Xmx512m");
@@ -264,7 +301,8 @@ public final class Table2Benchmark implements Callable<Integer> {
                 "--ring-capacity", Integer.toString(capacity), "--chunk-size", Integer.toString(chunkSize),
                 "--c", Integer.toString(c), "--cmax", Integer.toString(cMax),
                 "--sender-cpu", Integer.toString(senderCpu), "--receiver-cpu", Integer.toString(receiverCpu),
-                "--timeout-ms", Long.toString(timeoutMillis), "--aeron-term-length", Integer.toString(aeronTermLength));
+                "--timeout-ms", Long.toString(timeoutMillis), "--aeron-term-length", Integer.toString(aeronTermLength),
+                "--raw-file", raw.toAbsolutePath().toString());
         // Generous bound: every measurement plus the drains, the warm-up, JVM start and shutdown.
         double measuredSeconds = (rounds * seconds + warmup) * sizes.size() * columns.size();
         Duration bound = Duration.ofSeconds((long) (2 * measuredSeconds) + 120 + 2 * timeoutMillis / 1000
@@ -275,7 +313,7 @@ public final class Table2Benchmark implements Callable<Integer> {
         try (LocalLauncher job = builder.start()) {
             if (external != null) {
                 serveGates(job, new UnsafeBuffer(shared.buffer(), 0, Table2FileDescriptor.CONTROL_LENGTH), external,
-                        baselineResults, bound);
+                        baselineResults, bound, raw);
             }
             try {
                 job.awaitAll(bound);
@@ -283,13 +321,14 @@ public final class Table2Benchmark implements Callable<Integer> {
                 // The ranks' own "failed:" lines, which the report's last lines miss behind stack traces.
                 List<String> failures = job.processes().stream().flatMap(p -> p.output().stream())
                         .filter(line -> line.contains(" failed: ")).toList();
-                throw failures.isEmpty() ? e : new LocalLauncher.LaunchException(e.getMessage()
-                        + "what the ranks reported:\n" + String.join("\n", failures));
+                String failure = failures.isEmpty() ? e.getMessage() : e.getMessage() + "what the ranks reported:\n"
+                        + String.join("\n", failures);
+                return new JobOutcome(job.process(0).output(), failure); // call() keeps the complete rounds
             } finally {
                 // The driver deletes it on an orderly close only; a killed rank leaves up to 3 terms behind.
                 org.agrona.IoUtil.delete(Table2Rank.aeronDirectory(file).toFile(), true);
             }
-            return job.process(0).output();
+            return new JobOutcome(job.process(0).output(), null);
         }
     }
 
@@ -303,7 +342,8 @@ public final class Table2Benchmark implements Callable<Integer> {
      * every round was granted or a rank exited (awaitAll then reports how).
      */
     private void serveGates(LocalLauncher job, UnsafeBuffer control, RdmaBaselines external,
-                            List<Table2Result> results, Duration bound) throws IOException, InterruptedException {
+                            List<Table2Result> results, Duration bound, Path raw)
+            throws IOException, InterruptedException {
         long deadline = System.nanoTime() + bound.toNanos();
         long granted = 0;
         while (granted < rounds && System.nanoTime() - deadline < 0) {
@@ -313,7 +353,9 @@ public final class Table2Benchmark implements Callable<Integer> {
             // acquire: pairs with rank 0's release of the request
             long request = control.getLongAcquire(Table2FileDescriptor.GATE_REQUEST_OFFSET);
             if (request == granted + 1) {
-                results.addAll(external.runRound((int) granted));
+                List<Table2Result> round = external.runRound((int) granted);
+                results.addAll(round);
+                round.forEach(r -> Table2RawFile.append(raw, r.line()));
                 granted = request;
                 control.putLongRelease(Table2FileDescriptor.GATE_GRANT_OFFSET, granted); // release: results taken first
             } else {
@@ -490,6 +532,19 @@ public final class Table2Benchmark implements Callable<Integer> {
                         + (context == null ? "" : "; " + context));
     }
 
+    /** JUCX's version from its Maven metadata in the class path, or "?" (JUCX itself does not report it). */
+    static String jucxVersion() {
+        try (var in = Table2Benchmark.class.getResourceAsStream("/META-INF/maven/org.openucx/jucx/pom.properties")) {
+            java.util.Properties properties = new java.util.Properties();
+            if (in != null) {
+                properties.load(in);
+            }
+            return properties.getProperty("version", "?");
+        } catch (IOException e) {
+            return "?";
+        }
+    }
+
     private String ucxText() {
         Map<String, String> env = new java.util.TreeMap<>();
         System.getenv().forEach((k, v) -> {
@@ -502,7 +557,8 @@ public final class Table2Benchmark implements Callable<Integer> {
                 + " (`sendAmNonBlocking` from %d staging slots of %d B, the stream's memory, each reused once its"
                 + " request completed; the sender progresses its worker every %d messages and while it waits for a"
                 + " slot; rank 1's AM handler sums the longs inside `worker.progress()`; worker address through the"
-                + " control block), UCX environment of the ranks: %s", UcxColumn.NAME,
+                + " control block), UCX library " + UcxColumn.libraryVersion() + " with JUCX "
+                + jucxVersion() + ", UCX environment of the ranks: %s", UcxColumn.NAME,
                 ringCapacity / UcxColumn.SLOT_BYTES, UcxColumn.SLOT_BYTES, UcxColumn.PROGRESS_EVERY, env);
     }
 

@@ -75,7 +75,9 @@ public final class Table2FileDescriptor {
     public static final int UCX_EXCHANGE_OFFSET = EXCHANGE_OFFSET + 2 * EXCHANGE_LENGTH;
     public static final int UCX_PUBLISHED = 0;
     public static final int UCX_ADDRESS_LENGTH = 8;
-    public static final int UCX_ADDRESS = 16;
+    /** Rank 0 sets it (release) once its UCX endpoint is closed: rank 1 progresses its worker until then. */
+    public static final int UCX_SENDER_CLOSED = 16;
+    public static final int UCX_ADDRESS = 24;
     public static final int UCX_ADDRESS_MAX = 1024 - UCX_ADDRESS;
     /** Bytes before the ring; a page, so the ring starts page-aligned. */
     public static final int CONTROL_LENGTH = 4096;

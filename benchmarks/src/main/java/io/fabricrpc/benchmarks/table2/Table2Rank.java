@@ -41,6 +41,8 @@ public final class Table2Rank implements Callable<Integer> {
     static final String JIT = "T2 JIT";
     static final String JIT_WARMUP = "warmup";
     static final String JIT_ROUNDS = "rounds";
+    /** Test hook (a system property of the ranks): rank 0 dies once every round is measured, as in a teardown. */
+    static final String HALT_AFTER_MEASURING = "table2.test.haltAfterMeasuring";
     /** With a gate, a receiver that waited this long for a command parks 1 ms at a time. */
     private static final long LONG_WAIT_NANOS = TimeUnit.MILLISECONDS.toNanos(50);
     private static final com.sun.management.ThreadMXBean THREADS =
@@ -80,6 +82,8 @@ public final class Table2Rank implements Callable<Integer> {
             description = "If > 0, rank 0 waits at the round gate before each round for the launching benchmark"
                     + " (which runs its baselines meanwhile), at most this long.")
     long gateTimeoutMillis;
+    @Option(names = "--raw-file", description = "Rank 0 appends each result line here as soon as it is measured.")
+    Path rawFile;
 
     /** Lambda objects kept reachable while their size is measured. */
     static volatile Object kept;
@@ -143,6 +147,10 @@ public final class Table2Rank implements Callable<Integer> {
                         }
                     });
             worker.join();
+            if (fabric.rank() == 0 && Boolean.getBoolean(HALT_AFTER_MEASURING)) {
+                System.out.flush();
+                Runtime.getRuntime().halt(134); // as UCX's abort() in a worker's teardown did
+            }
             if (failure[0] != null) {
                 failure[0].printStackTrace(System.out);
                 // Last, so that the launcher's report (each rank's last lines) shows it when output is not forwarded.
@@ -218,8 +226,12 @@ public final class Table2Rank implements Callable<Integer> {
                     for (int position = 0; position < built.size(); position++) {
                         int col = (position + round) % built.size();
                         long[] m = total[col];
-                        System.out.printf(Locale.ROOT, "%s %d %s %d %d %d %d %d %d %d %d %d %d%n", RESULT, round,
-                                built.get(col).name(), size, position, m[0], m[1], m[2], m[3], m[4], m[5], m[6], m[7]);
+                        String line = new Table2Result(round, built.get(col).name(), size, position, m[0], m[1], m[2],
+                                m[3], m[4], m[5], m[6], m[7]).line();
+                        System.out.println(line);
+                        if (rawFile != null) {
+                            Table2RawFile.append(rawFile, line); // now: a crash later in the run cannot take it back
+                        }
                         progress.append(String.format(Locale.ROOT, " %s %,.0f/s", built.get(col).name(), m[0] * 1e9 / m[1]));
                     }
                     System.out.printf(Locale.ROOT, "round %d, %d B:%s%n", round, size, progress);

@@ -33,6 +33,13 @@ public record Table2Result(int round, String column, int payloadBytes, int posit
                 Long.parseLong(f[8]), Long.parseLong(f[9]), Long.parseLong(f[10]), Long.parseLong(f[11]));
     }
 
+    /** The line {@link #parse} reads: {@link Table2Rank#RESULT} and every field. */
+    String line() {
+        return String.format(Locale.ROOT, "%s %d %s %d %d %d %d %d %d %d %d %d %d", Table2Rank.RESULT, round, column,
+                payloadBytes, position, calls, nanos, senderBytes, receiverBytes, senderOtherBytes, receiverOtherBytes,
+                senderCpuNanos, receiverCpuNanos);
+    }
+
     @Override
     public String toString() {
         return String.format(Locale.ROOT, "%s %d B round %d: %,d calls in %.3f s (%,.0f calls/s)", column, payloadBytes,

@@ -33,8 +33,9 @@ import static io.fabricrpc.benchmarks.table2.Table2FileDescriptor.*;
  * one {@code ucp_am_send_nbx} per message from a ring of staging slots, as many as fit the stream's memory (the raw
  * ring's capacity). Invariants: a slot is rewritten only once the request that sent it has completed (at most one
  * request in flight per slot); each side progresses only its own worker on its measuring thread; every buffer UCX
- * reads stays reachable from a field. Transports: the UCX environment the benchmark gives the ranks
- * ({@link #environment}).
+ * reads stays reachable from a field; at close, no request is left outstanding when a worker is destroyed (rank 0
+ * completes or cancels them, closes its endpoint, then tells rank 1, which progresses its worker until then).
+ * Transports: the UCX environment the benchmark gives the ranks ({@link #environment}).
  */
 final class UcxColumn implements Column {
     static final String NAME = "ucx";
@@ -44,6 +45,7 @@ final class UcxColumn implements Column {
     private static final int AM_ID = 0;
     private static final long CLOSE_NANOS = TimeUnit.SECONDS.toNanos(5);
 
+    private final boolean sender;
     private final UnsafeBuffer control;
     private final long timeoutNanos;
     private final IdleStrategy idle = RawRingColumn.newIdleStrategy();
@@ -70,6 +72,7 @@ final class UcxColumn implements Column {
 
     /** @param streamBytes the staging memory of the sender (a multiple of {@link #SLOT_BYTES}) */
     UcxColumn(boolean sender, UnsafeBuffer control, int streamBytes, long timeoutMillis) {
+        this.sender = sender;
         this.window = sender ? Math.max(1, streamBytes / SLOT_BYTES) : 0;
         this.inFlight = new UcpRequest[window];
         this.control = control;
@@ -281,25 +284,104 @@ final class UcxColumn implements Column {
         return UcsConstants.STATUS.UCS_OK; // the data is consumed: UCX may reuse its buffer
     }
 
+    /**
+     * Tears down in the order UCX needs: every send request completed (or cancelled) and the endpoint closed before
+     * rank 0's worker goes; rank 1's worker lives, progressing, until rank 0 says its endpoint is closed, so that the
+     * disconnect completes on both sides. Each wait is bounded; a failure here is printed, never thrown.
+     */
     @Override
     public void close() {
         try {
-            if (endpoint != null) {
-                // Force needs the peer error-handling mode (UCX: "Invalid parameter"); every send completed in flush().
-                UcpRequest closing = endpoint.closeNonBlockingFlush();
+            if (sender) {
+                releaseRequests();
+                closeEndpoint();
+                control.putLongRelease(UCX_EXCHANGE_OFFSET + UCX_SENDER_CLOSED, 1); // after the endpoint is gone
+            } else {
                 long start = System.nanoTime();
-                while (!closing.isCompleted() && System.nanoTime() - start < CLOSE_NANOS) { // the peer may be gone
-                    if (progress() == 0) {
+                while (control.getLongAcquire(UCX_EXCHANGE_OFFSET + UCX_SENDER_CLOSED) != 1 // pairs with rank 0's
+                        && System.nanoTime() - start < timeoutNanos) { // rank 0 may have died
+                    if (progressQuietly() == 0) {
                         Thread.onSpinWait();
                     }
                 }
-                endpoint = null;
             }
         } catch (RuntimeException e) {
-            System.out.println(NAME + ": closing the endpoint failed: " + e);
+            System.out.println(NAME + ": teardown before closing the worker failed: " + e);
         } finally {
             worker.close();
             context.close();
+        }
+    }
+
+    /** Rank 0: every request still in flight (after a failed run) completes, or is cancelled and then completes. */
+    private void releaseRequests() {
+        for (int slot = 0; slot < window; slot++) {
+            UcpRequest request = inFlight[slot];
+            if (request != null) {
+                awaitOrCancel(request, "send of slot " + slot);
+                inFlight[slot] = null;
+            }
+        }
+    }
+
+    private void closeEndpoint() {
+        if (endpoint == null) {
+            return;
+        }
+        // Force needs the peer error-handling mode (UCX: "Invalid parameter"); every send completed above.
+        UcpRequest closing = endpoint.closeNonBlockingFlush();
+        awaitOrCancel(closing, "endpoint close");
+        endpoint = null;
+    }
+
+    /** Progresses until {@code request} completes; past the bound, cancels it and progresses until it does. */
+    private void awaitOrCancel(UcpRequest request, String what) {
+        if (awaitQuietly(request)) {
+            return;
+        }
+        System.out.println(NAME + ": " + what + " still pending after " + TimeUnit.NANOSECONDS.toMillis(CLOSE_NANOS)
+                + " ms: cancelling it");
+        worker.cancelRequest(request);
+        if (!awaitQuietly(request)) {
+            System.out.println(NAME + ": " + what + " did not complete even when cancelled");
+        }
+    }
+
+    private boolean awaitQuietly(UcpRequest request) {
+        long start = System.nanoTime();
+        while (!request.isCompleted() && System.nanoTime() - start < CLOSE_NANOS) {
+            if (progressQuietly() == 0) {
+                Thread.onSpinWait();
+            }
+        }
+        return request.isCompleted();
+    }
+
+    /** Teardown's progress: a failure is printed once per call, not thrown (the worker must still be closed). */
+    private int progressQuietly() {
+        try {
+            return worker.progress();
+        } catch (Exception e) {
+            System.out.println(NAME + ": worker progress failed during teardown: " + e);
+            return 0;
+        }
+    }
+
+    /**
+     * The version of the libucp this JVM loads, as UCX reports it ({@code ucp_get_version_string}), or why it is
+     * unknown. JUCX 1.16 asks for UCX 1.16 or later; an older library still runs this column, with a warning.
+     */
+    static String libraryVersion() {
+        try (java.lang.foreign.Arena arena = java.lang.foreign.Arena.ofConfined()) {
+            java.lang.foreign.Linker linker = java.lang.foreign.Linker.nativeLinker();
+            java.lang.foreign.SymbolLookup ucp = java.lang.foreign.SymbolLookup.libraryLookup("libucp.so.0", arena);
+            java.lang.invoke.MethodHandle version = linker.downcallHandle(
+                    ucp.find("ucp_get_version_string").orElseThrow(),
+                    java.lang.foreign.FunctionDescriptor.of(java.lang.foreign.ValueLayout.ADDRESS));
+            java.lang.foreign.MemorySegment text = (java.lang.foreign.MemorySegment) version.invokeExact();
+            return text.reinterpret(64).getString(0);
+        } catch (Throwable t) {
+            return "unknown (" + t + ")";
         }
     }
 

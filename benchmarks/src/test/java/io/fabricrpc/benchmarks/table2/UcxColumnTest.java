@@ -38,6 +38,9 @@ class UcxColumnTest {
         }
         String markdown = Files.readString(output);
         assertTrue(markdown.contains("UCX_TLS=posix,sysv,cma,self") && markdown.contains("write/ucx"), markdown);
+        assertTrue(markdown.contains("UCX library " + UcxColumn.libraryVersion()) && !UcxColumn.libraryVersion()
+                .startsWith("unknown"), "the report names the UCX the column ran on: " + UcxColumn.libraryVersion());
+        assertEquals(2 * 2 * 3, Table2RawFile.read(Table2RawFile.besideReport(output)).size(), "raw file");
     }
 
     @Test

@@ -2,9 +2,9 @@ package io.fabricrpc.invocation;
 
 import io.fabricrpc.api.DeadlineExceededException;
 import io.fabricrpc.api.PeerFailedException;
-import io.fabricrpc.messaging.SendingAgent;
 import io.fabricrpc.api.ThreadId;
 import io.fabricrpc.mailbox.AllPortsBusyException;
+import io.fabricrpc.messaging.SendingAgent;
 import io.fabricrpc.mailbox.MailboxClient;
 import io.fabricrpc.mailbox.MailboxServer;
 import io.fabricrpc.mailbox.MailboxTimeoutException;
@@ -23,19 +23,15 @@ import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
 import java.time.Duration;
 import java.util.Arrays;
-import java.util.Iterator;
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.ConcurrentLinkedQueue;
-import java.util.concurrent.ExecutorService;
-import java.util.concurrent.Executors;
 
 /**
  * The caller's side of {@code callReturn} over mailbox ports (LLVM libc's RPC client): the call record goes into a
  * port's packet, the destination worker answers in the same packet. Blocking calls {@code send} then {@code recv}
  * on the port; asynchronous ones leave the port with their future as token ({@link Port#closeAwaiting}), and the
  * reply is collected by whoever next locks the port: the next caller, a thread waiting on the future (or on a stage
- * depending on it), or a worker of this process in {@code processCalls}. Invariant: a future completes once, from
- * its reply, its deadline or its peer's failure; its port stays reserved until the reply is collected.
+ * depending on it), or a sweep of {@link PendingReturns}. Invariant: a future completes once, from its reply, its
+ * deadline, a cancel or its peer's failure; its port stays reserved until the reply is collected.
  *
  * <p>A worker serves calls while its own waits, so waits nest; a nested wait moves the fragments of the thread's
  * calls below it ({@link Port#advanceSuspended}), and each depth encodes into its own request buffer. Chosen over
@@ -44,7 +40,7 @@ import java.util.concurrent.Executors;
  * <p>Request (in the packet, streamed when longer): | sender thread (8) | messenger channel (8) | records sent on
  * it before this call (8) | flags (4) | call record |. Reply: a result record ({@link ResultCodec}).
  */
-final class ReturnCalls implements MailboxClient.ReplyCollector, SendingAgent.Duty {
+final class ReturnCalls implements MailboxClient.ReplyCollector {
     static final int SENDER = 0;
     static final int CHANNEL = 8;
     static final int BEFORE = 16;
@@ -83,27 +79,23 @@ final class ReturnCalls implements MailboxClient.ReplyCollector, SendingAgent.Du
         }
     }
 
-    /** How often the agent sweeps while calls are pending: the slack of a deadline nobody else watches. */
-    static final long AGENT_SWEEP_NANOS = 1_000_000;
-
     private final FabricRuntime runtime;
     private final SerializationRegistry registry;
     private final Duration callTimeout;
-    private final SendingAgent agent;
-    private final ConcurrentLinkedQueue<ReturnFuture> pending = new ConcurrentLinkedQueue<>();
+    private final PendingReturns pending;
     private final ThreadLocal<ResultCodec> codecs;
-    private volatile long lastSweepCheck;
-    /** Completes the futures the agent settles, so no dependent stage (user code) runs on the agent. */
-    private final ExecutorService completions;
 
     ReturnCalls(FabricRuntime runtime, SerializationRegistry registry, Duration callTimeout, SendingAgent agent) {
         this.runtime = runtime;
         this.registry = registry;
         this.callTimeout = callTimeout;
-        this.agent = agent;
+        this.pending = new PendingReturns(agent, runtime.rank());
         this.codecs = ThreadLocal.withInitial(() -> new ResultCodec(registry));
-        this.completions = Executors.newCachedThreadPool(
-                Thread.ofPlatform().daemon().name("fabricrpc-completions-" + runtime.rank() + "-", 0).factory());
+    }
+
+    /** The asynchronous calls whose futures are still open. */
+    PendingReturns pending() {
+        return pending;
     }
 
     /** The timeout a call gets when it names none. */
@@ -265,7 +257,6 @@ final class ReturnCalls implements MailboxClient.ReplyCollector, SendingAgent.Du
             state.defining[global] = future; // later calls to dest wait for it, so the definition arrives first
         }
         pending.add(future);
-        agent.wake(); // it sweeps the future's deadline even if no thread of this process ever polls
         if (self && !context.inProcessCalls) {
             future.awaitUninterruptibly(); // runs this worker's calls, this one included, in their order
         }
@@ -401,85 +392,5 @@ final class ReturnCalls implements MailboxClient.ReplyCollector, SendingAgent.Du
         if (token instanceof ReturnFuture future) {
             future.fail(failure);
         }
-    }
-
-    /**
-     * A worker's share in {@code processCalls}: collects the replies that arrived and, every millisecond, fails the
-     * overdue futures. Cheap when nothing is pending.
-     */
-    int sweep() {
-        if (pending.isEmpty()) {
-            return 0;
-        }
-        long now = System.nanoTime();
-        boolean checkOverdue = now - lastSweepCheck > AGENT_SWEEP_NANOS;
-        if (checkOverdue) {
-            lastSweepCheck = now; // racy: several workers may check at once, harmlessly
-        }
-        return sweep(now, checkOverdue);
-    }
-
-    private int sweep(long now, boolean checkOverdue) {
-        int collected = 0;
-        for (Iterator<ReturnFuture> it = pending.iterator(); it.hasNext(); ) {
-            ReturnFuture future = it.next();
-            if (future.isClaimed() || future.tryCollect() || checkOverdue && future.failIfOverdue(now)) {
-                it.remove();
-                collected++;
-            }
-        }
-        return collected;
-    }
-
-    /**
-     * The agent's look: collects arrived replies and fails overdue calls, so a deadline holds even when no thread of
-     * this process polls (a caller blocked in {@code allOf(...).join()}). Futures it settles complete on
-     * {@link #completions}.
-     */
-    @Override
-    public long doWork(long nowNanos) {
-        if (pending.isEmpty()) {
-            return 0;
-        }
-        sweep(nowNanos, true);
-        return pending.isEmpty() ? 0 : AGENT_SWEEP_NANOS;
-    }
-
-    @Override
-    public boolean workMayWait() {
-        return !pending.isEmpty();
-    }
-
-    /** Completes a claimed future: on the completions executor when the agent settled it, else on this thread. */
-    void settle(ReturnFuture future, Object value, Throwable failure) {
-        if (Thread.currentThread() == agent.thread()) {
-            try {
-                completions.execute(() -> future.settled(value, failure));
-                return;
-            } catch (java.util.concurrent.RejectedExecutionException closed) {
-                // closing: complete here, nobody's stage can be long-running any more
-            }
-        }
-        future.settled(value, failure);
-    }
-
-    void peerFailed(int failedRank, PeerFailedException failure) {
-        for (Iterator<ReturnFuture> it = pending.iterator(); it.hasNext(); ) {
-            ReturnFuture future = it.next();
-            if (future.dest.rank() == failedRank) {
-                it.remove();
-                future.fail(new PeerFailedException(failure.rank(), failure.reason() + " (with a call to "
-                        + future.dest + " in flight: it may have run)", failure.isOrderlyDeparture(), failure));
-            }
-        }
-    }
-
-    /** At close: no result can arrive any more, so nothing may stay pending. */
-    void failAll(int rank) {
-        for (ReturnFuture future; (future = pending.poll()) != null; ) {
-            future.fail(new IllegalStateException("fabric of rank " + rank + " closed before the result from "
-                    + future.dest + " arrived (the call was sent: it may have run)"));
-        }
-        completions.shutdown();
     }
 }

@@ -62,13 +62,13 @@ final class ReturnFuture extends CompletableFuture<Object> implements ReturnCall
 
     void succeed(Object value) {
         if (claim()) {
-            runtime.returnCalls().settle(this, value, null);
+            runtime.returnCalls().pending().settle(this, value, null);
         }
     }
 
     void fail(Throwable failure) {
         if (claim()) {
-            runtime.returnCalls().settle(this, null, failure);
+            runtime.returnCalls().pending().settle(this, null, failure);
         }
     }
 

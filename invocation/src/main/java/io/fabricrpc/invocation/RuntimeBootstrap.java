@@ -38,7 +38,7 @@ final class RuntimeBootstrap {
         /** At the runtime's close, once it is closed: every part, in an order that leaves no wait behind. */
         void close() {
             workers.joinHandlers();
-            returns.failAll(control.rank());
+            returns.pending().failAll(control.rank());
             control.close();
             node.close(); // stops the agent, so the counters publisher too
             if (counters != null) {
@@ -92,7 +92,7 @@ final class RuntimeBootstrap {
             MemoryRegions memory = new MemoryRegions(runtime, transport, node.service(), config.transport(),
                     config.callTimeout(), rank, size);
             ReturnCalls returns = new ReturnCalls(runtime, registry, config.callTimeout(), node.agent());
-            node.agent().add(returns); // sweeps the deadlines of calls nobody polls for
+            node.agent().add(returns.pending()); // sweeps the deadlines of calls nobody polls for
             MailboxChannelSet mailboxes = new MailboxChannelSet(runtime, transport, node.service(), rank, size, threads,
                     config.returnSlotBytes(), config.callTimeout(), config.transport());
             ReceivingThread[] receiving = new ReceivingThread[threads];
@@ -120,7 +120,7 @@ final class RuntimeBootstrap {
                 @Override
                 public void peerFailed(int failedRank, PeerFailedException failure) {
                     links.fence(failedRank, failure);
-                    returns.peerFailed(failedRank, failure);
+                    returns.pending().peerFailed(failedRank, failure);
                     mailboxes.peerFailed(failedRank);
                 }
             });

@@ -39,7 +39,7 @@ final class Waits {
                 break;
             }
             runtime.help(); // a worker runs its incoming calls, the ones its peers' futures wait for among them
-            int collected = runtime.returnCalls().sweep();
+            int collected = runtime.returnCalls().pending().sweep();
             if ((polls & 63) == 0 && System.nanoTime() - deadline > 0) {
                 int pending = 0;
                 for (int i = next; i < all.size(); i++) {

@@ -60,7 +60,7 @@ final class Workers {
         try {
             int ran = context.receiving.processCalls(context.receiver);
             ran += sendCalls.runQueued(context);
-            return ran + returns.serve(context) + returns.sweep();
+            return ran + returns.serve(context) + returns.pending().sweep();
         } finally {
             context.inProcessCalls = false;
             // Calls sent before or by this round leave no flag waiting: one lone WRITE per round at most.

@@ -91,7 +91,9 @@ final class FaultScenarios {
             }
             default -> {
                 fabric.attach(0);
-                CompletableFuture<Integer> pending = fabric.callReturnAsync(new ThreadId(0, 0), () -> block(15_000));
+                // A deadline far past the test's steps: the fence, not the clock, must end this call, even in a slow guest.
+                CompletableFuture<Integer> pending = fabric.callReturnAsync(new ThreadId(0, 0), Duration.ofMinutes(5),
+                        () -> block(120_000));
                 print("READY");
                 long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(90);
                 Throwable end = null;
@@ -129,7 +131,7 @@ final class FaultScenarios {
             return;
         }
         ThreadId other = new ThreadId(3 - fabric.rank(), 0);
-        CompletableFuture<Integer> pending = fabric.callReturnAsync(other, () -> block(30_000));
+        CompletableFuture<Integer> pending = fabric.callReturnAsync(other, Duration.ofMinutes(5), () -> block(120_000));
         print("READY");
         String pendingOutcome = outcome(pending, 20);
         long at = now();
